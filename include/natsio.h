@@ -355,6 +355,17 @@
 #define NATSIO_OBJ_WATCH_OPTIONS_VERSION 1
 
 /**
+ * What a `natsio_reconnect_delay_cb` returns to wait what the library
+ * would without the callback (reconnect wait plus jitter).
+ */
+#define NATSIO_RECONNECT_DELAY_DEFAULT -1
+
+/**
+ * `natsio_auth_fields.version` of this header.
+ */
+#define NATSIO_AUTH_FIELDS_VERSION 1
+
+/**
  * `natsio_ordered_consumer_options.version` of this header.
  */
 #define NATSIO_ORDERED_CONSUMER_OPTIONS_VERSION 3
@@ -1979,6 +1990,16 @@ typedef void (*natsio_event_cb)(void *user_data,
                                 const char *text);
 
 /**
+ * Returns how many milliseconds to wait before the next reconnect
+ * attempt; `attempts` is the number of the turn through the server pool
+ * (1, 2, ... counted afresh on every reconnect). 0 tries at once.
+ * NATSIO_RECONNECT_DELAY_DEFAULT waits what the library would without
+ * the callback; any other negative value fails the attempt (see
+ * `natsio_options_set_reconnect_delay_callback`).
+ */
+typedef int64_t (*natsio_reconnect_delay_cb)(void *user_data, int64_t attempts);
+
+/**
  * Returns the user JWT to present (NUL-terminated; it must stay valid until
  * the callback is called again or released). NULL fails the connection
  * attempt.
@@ -2012,6 +2033,66 @@ typedef natsio_status (*natsio_user_password_cb)(void *user_data,
  * connection attempt.
  */
 typedef const char *(*natsio_auth_token_cb)(void *user_data);
+
+/**
+ * The credentials a `natsio_authenticator_cb` gives for one CONNECT: the
+ * fields of the protocol's CONNECT with the same names (`token` is
+ * CONNECT's `auth_token`). Each is a NUL-terminated UTF-8 string, or NULL
+ * for "not sent"; any combination may be set, and the server decides
+ * whether it is enough. The library zeroes the struct and sets `version`
+ * before each call: a callback writes only the fields of that version
+ * (fields are only ever added at the end, with a higher version), so a
+ * callback built with an older header works with a newer library, and
+ * one built with a newer header checks `version` before writing a field
+ * added later.
+ */
+typedef struct natsio_auth_fields {
+  /**
+   * NATSIO_AUTH_FIELDS_VERSION (set by the library).
+   */
+  uint32_t version;
+  /**
+   * The user of user/password authentication.
+   */
+  const char *user;
+  /**
+   * The password.
+   */
+  const char *pass;
+  /**
+   * A token (CONNECT's `auth_token`).
+   */
+  const char *token;
+  /**
+   * A user JWT (decentralized authentication; with `sig`).
+   */
+  const char *jwt;
+  /**
+   * An NKey public key ("U..."), for NKey authentication (with `sig`).
+   */
+  const char *nkey;
+  /**
+   * The Ed25519 signature of the nonce, as CONNECT carries it: URL-safe
+   * base64 of the 64 signature bytes, without padding (standard base64
+   * is accepted by the server too).
+   */
+  const char *sig;
+} natsio_auth_fields;
+
+/**
+ * Gives the credentials of one connection attempt (nats.go's
+ * `Nkey(pubKey, sigCB)` and nats.js's `Authenticator` in one hook).
+ * `nonce` is the nonce of the server's INFO (`nonce_len` bytes, followed
+ * by a NUL; empty when the server sent none), to be signed for NKey and
+ * JWT authentication. Writes the fields to send into `fields_out` (see
+ * `natsio_auth_fields`); the strings must stay valid until the callback
+ * is called again or released. Returns NATSIO_OK, or an error status to
+ * fail the connection attempt.
+ */
+typedef natsio_status (*natsio_authenticator_cb)(void *user_data,
+                                                 const uint8_t *nonce,
+                                                 size_t nonce_len,
+                                                 struct natsio_auth_fields *fields_out);
 
 /**
  * What a `natsio_js_ordered_consumer` reads. Initialise with
@@ -5466,6 +5547,41 @@ natsio_status natsio_options_set_reconnect_jitter(struct natsio_options *opts,
                                                   int64_t jitter_tls_ms);
 
 /**
+ * Lets the application pace reconnects, as nats.go's CustomReconnectDelay:
+ * once the connection is lost (or, with
+ * `natsio_options_set_retry_on_failed_connect`, the first connect found no
+ * server), the servers of the pool are tried in turn, and before the last
+ * server of each turn `cb(user_data, attempts)` is called with the
+ * turn's number (1 for the first turn of this reconnect; with one server,
+ * before every attempt) and its answer, in milliseconds, is waited. It
+ * replaces the backoff of `natsio_options_set_reconnect_wait` and the
+ * jitter of `natsio_options_set_reconnect_jitter`; the other servers of a
+ * turn are tried without waiting. `natsio_options_set_max_reconnect_attempts`
+ * still drops a server after that many failed attempts. The first connect
+ * (each server once) and a lame-duck move do not call it, and a reconnect
+ * forced by `natsio_client_force_reconnect` tries its first server
+ * without calling it (as nats.go's ForceReconnect).
+ *
+ * Called on a library thread of its own (never two at once for one
+ * client): a slow callback delays that reconnect attempt by its own time,
+ * and nothing else. A close does not wait for a running call (its answer
+ * is then ignored, and `release` comes after it returns); no call starts
+ * after the close. A negative answer other than
+ * NATSIO_RECONNECT_DELAY_DEFAULT is a failure: the library waits the
+ * default delay, then counts a failed attempt for that server without
+ * connecting, reported like any failed attempt (NATSIO_EVENT_RECONNECT_FAILED,
+ * status NATSIO_ERR_CONFIG, detail naming the callback).
+ *
+ * NULL `cb` removes the callback (the pool's backoff applies again).
+ * `release` follows the rules of `natsio_options_set_error_callback`.
+ * Errors: NATSIO_ERR_NULL_ARGUMENT (`opts`; `release` is then not called).
+ */
+natsio_status natsio_options_set_reconnect_delay_callback(struct natsio_options *opts,
+                                                          natsio_reconnect_delay_cb cb,
+                                                          void *user_data,
+                                                          natsio_release_cb release);
+
+/**
  * Bytes of publishes kept while disconnected and sent after the
  * reconnect (default 8 MiB; 0: the default; -1: no buffering, publishes
  * fail with NATSIO_ERR_RECONNECT_BUF_EXCEEDED while disconnected).
@@ -5563,6 +5679,29 @@ natsio_status natsio_options_set_token_callback(struct natsio_options *opts,
                                                 natsio_auth_token_cb cb,
                                                 void *user_data,
                                                 natsio_release_cb release);
+
+/**
+ * Authenticates through one application callback that gives the
+ * CONNECT's credentials (user/password, token, user JWT, NKey public key
+ * and nonce signature: any of `natsio_auth_fields`) for each connection
+ * attempt: nats.go's `Nkey(pubKey, sigCB)` (set `nkey` and `sig`) and
+ * nats.js's custom `Authenticator` functions. `cb` is called on every
+ * connect and reconnect, with that server's nonce, on a library thread
+ * (never on two at once for one client), so it may block (e.g. ask an
+ * HSM to sign) up to the connect timeout. What it gives is serialized as
+ * JSON: any text is safe in a field. Credentials in the URL take
+ * precedence over its user, password and token. A callback returning an
+ * error status fails that attempt with NATSIO_ERR_CONFIG, a field that is
+ * not UTF-8 with NATSIO_ERR_INVALID_UTF8 (natsio_last_error says which);
+ * a reconnecting client keeps trying. Credentials the server refuses fail
+ * it with NATSIO_ERR_AUTHORIZATION. `release` follows the rules of
+ * `natsio_options_set_error_callback`. Errors: NATSIO_ERR_NULL_ARGUMENT
+ * (`opts`, `cb`), NATSIO_ERR_CONFIG (another auth kind is set).
+ */
+natsio_status natsio_options_set_authenticator(struct natsio_options *opts,
+                                               natsio_authenticator_cb cb,
+                                               void *user_data,
+                                               natsio_release_cb release);
 
 /**
  * Requires TLS for every server, verifying certificates against `ca_file`

@@ -58,6 +58,25 @@ pub struct Event {
 
 pub type EventCallback = Arc<dyn Fn(&Event) + Send + Sync>;
 
+/// What the application's reconnect delay callback answered.
+#[derive(Debug, Clone)]
+pub enum ReconnectDelay {
+    /// Wait this long before the next attempt.
+    Wait(Duration),
+    /// Wait what the library would without a callback (reconnect wait
+    /// plus jitter): the answer was not had in time.
+    Default,
+    /// The callback failed: the attempt it paces fails with this error
+    /// after the default wait.
+    Failed(Error),
+}
+
+/// Asked, with the number of the turn through the server pool (1 for the
+/// first of a reconnect), for the wait before the last server of that
+/// turn is tried (nats.go's CustomReconnectDelay). Runs on a library
+/// thread of its own, never on the runtime.
+pub type ReconnectDelayCallback = Arc<dyn Fn(u64) -> ReconnectDelay + Send + Sync>;
+
 /// What a subscription does when its pending limits are exceeded.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum PendingPolicy {
@@ -136,6 +155,9 @@ pub struct Options {
     pub reconnect_time_wait_max: Duration,
     pub reconnect_jitter: Duration,
     pub reconnect_jitter_tls: Duration,
+    /// Replaces the backoff and jitter of reconnects (see
+    /// [`ReconnectDelayCallback`]).
+    pub reconnect_delay_callback: Option<ReconnectDelayCallback>,
     pub no_randomize: bool,
     pub ignore_discovered_servers: bool,
     pub retry_on_failed_connect: bool,
@@ -209,6 +231,7 @@ impl Default for Options {
             reconnect_time_wait_max: Duration::from_secs(8),
             reconnect_jitter: Duration::from_millis(100),
             reconnect_jitter_tls: Duration::from_secs(1),
+            reconnect_delay_callback: None,
             no_randomize: false,
             ignore_discovered_servers: false,
             retry_on_failed_connect: false,

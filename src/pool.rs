@@ -55,6 +55,26 @@ pub struct PoolServer {
     pub discovered: bool,
 }
 
+/// Where one reconnect is in its turns through the pool when the
+/// application paces it (`ServerPool::next_paced`).
+#[derive(Debug, Default)]
+pub(crate) struct Pace {
+    /// Servers tried in this turn.
+    tried: usize,
+    /// Turns through the pool completed or begun (nats.go's `attempts`).
+    turns: u64,
+    /// A forced reconnect: the first server is tried without asking.
+    forced: bool,
+}
+
+impl Pace {
+    /// The reconnect was forced by the application (nats.go's
+    /// ForceReconnect): its first attempt is made at once.
+    pub fn forced(&mut self) {
+        self.forced = true;
+    }
+}
+
 #[derive(Debug, Default)]
 pub(crate) struct ServerPool {
     entries: Vec<PoolEntry>,
@@ -188,6 +208,38 @@ impl ServerPool {
             delay + self.jitter(jitter)
         };
         Some((self.entries[i].clone(), delay))
+    }
+
+    /// The next server in turn when the application paces reconnects
+    /// (nats.go's CustomReconnectDelay): drops servers that used up
+    /// `max_attempts` as `next_candidate` does, takes the first server
+    /// and moves it to the back. With it, `Some(n)` when it is the last
+    /// server of a turn through the pool: the caller asks the application
+    /// for the wait with `n` (1 for the first turn of this reconnect) and
+    /// waits before trying it, as nats.go's doReconnect does.
+    pub fn next_paced(
+        &mut self,
+        max_attempts: i64,
+        pace: &mut Pace,
+    ) -> Option<(PoolEntry, Option<u64>)> {
+        if max_attempts >= 0 {
+            self.entries
+                .retain(|e| i64::from(e.attempts) < max_attempts.max(1));
+        }
+        if self.entries.is_empty() {
+            return None;
+        }
+        let e = self.entries.remove(0);
+        self.entries.push(e.clone());
+        let forced = std::mem::take(&mut pace.forced);
+        if pace.tried + 1 >= self.entries.len() && !forced {
+            pace.tried = 0;
+            pace.turns += 1;
+            Some((e, Some(pace.turns)))
+        } else {
+            pace.tried += 1;
+            Some((e, None))
+        }
     }
 
     fn entry_mut(&mut self, url: &str) -> Option<&mut PoolEntry> {
@@ -368,6 +420,47 @@ mod tests {
         assert!(d > Duration::from_millis(50) && d <= w, "{d:?}");
         assert!(!p.record_auth_error("a:1", "Authorization Violation"));
         assert!(p.record_auth_error("a:1", "Authorization Violation"));
+    }
+
+    #[test]
+    fn paced_reconnects_ask_once_per_turn_through_the_pool() {
+        // Two servers: a is tried at once, the wait for turn n comes
+        // before b, the last of each turn (nats.go's doReconnect).
+        let mut p = ServerPool::new(&urls(&["a:1", "b:2"]), false).unwrap();
+        let mut pace = Pace::default();
+        let mut seen = Vec::new();
+        for _ in 0..5 {
+            let (e, ask) = p.next_paced(-1, &mut pace).unwrap();
+            p.record_attempt(&e.url);
+            seen.push((e.url, ask));
+        }
+        let want = vec![
+            ("a:1".to_string(), None),
+            ("b:2".to_string(), Some(1)),
+            ("a:1".to_string(), None),
+            ("b:2".to_string(), Some(2)),
+            ("a:1".to_string(), None),
+        ];
+        assert_eq!(seen, want);
+        // One server: every attempt waits; attempts are counted per
+        // server and end the pool at the limit.
+        let mut p = ServerPool::new(&urls(&["a:1"]), false).unwrap();
+        let mut pace = Pace::default();
+        for n in 1..=3 {
+            let (e, ask) = p.next_paced(3, &mut pace).unwrap();
+            assert_eq!(ask, Some(n));
+            p.record_attempt(&e.url);
+        }
+        assert!(p.next_paced(3, &mut pace).is_none());
+        // A forced reconnect tries its first server at once (nats.go's
+        // doReconnect after ForceReconnect), then as before.
+        let mut p = ServerPool::new(&urls(&["a:1"]), false).unwrap();
+        let mut pace = Pace::default();
+        pace.forced();
+        let asks: Vec<_> = (0..3)
+            .map(|_| p.next_paced(-1, &mut pace).unwrap().1)
+            .collect();
+        assert_eq!(asks, vec![None, Some(1), Some(2)]);
     }
 
     #[test]

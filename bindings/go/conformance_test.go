@@ -652,6 +652,10 @@ func checkBehaviourCase(t *testing.T, c conformanceCase, jetStreamServer func(*t
 		// The steps and checks are TestServerPoolReplacedAndMoved's first
 		// part (reconnect_auth_tls_test.go).
 		moveServerPool(t)
+	case "reconnect_delay_callback":
+		paceReconnect(t, &delayLog{}) // reconnect_delay_test.go
+	case "authenticator_callback":
+		checkAuthenticatorCallback(t) // authenticator_test.go
 	default:
 		t.Fatalf("no Go check for behaviour %q", c.fields[0])
 	}

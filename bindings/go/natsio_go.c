@@ -23,7 +23,9 @@ extern void natsioGoLog(void *user_data, natsio_log_level level, char *message);
 extern char *natsioGoJWT(void *user_data);
 extern natsio_status natsioGoSign(void *user_data, uint8_t *nonce, size_t nonce_len, uint8_t *signature_out);
 extern natsio_status natsioGoUserPassword(void *user_data, const char **user_out, const char **password_out);
+extern natsio_status natsioGoAuthFields(void *user_data, uint8_t *nonce, size_t nonce_len, natsio_auth_fields *fields_out);
 extern char *natsioGoToken(void *user_data);
+extern int64_t natsioGoReconnectDelay(void *user_data, int64_t attempts);
 extern natsio_status natsioGoServiceRequest(void *user_data, natsio_service_request *req, natsio_status status);
 extern void natsioGoServiceError(void *user_data, char *endpoint, char *subject, int32_t code, char *description);
 extern char *natsioGoServiceStats(void *user_data, char *endpoint, char *subject);
@@ -371,6 +373,15 @@ natsio_status go_options_set_auth_callbacks(natsio_options *opts, uintptr_t h) {
 
 natsio_status go_options_set_user_password_callback(natsio_options *opts, uintptr_t h) {
 	return natsio_options_set_user_password_callback(opts, (natsio_user_password_cb)natsioGoUserPassword, (void *)h,
+		natsioGoRelease);
+}
+
+natsio_status go_options_set_authenticator(natsio_options *opts, uintptr_t h) {
+	return natsio_options_set_authenticator(opts, (natsio_authenticator_cb)natsioGoAuthFields, (void *)h, natsioGoRelease);
+}
+
+natsio_status go_options_set_reconnect_delay_callback(natsio_options *opts, uintptr_t h) {
+	return natsio_options_set_reconnect_delay_callback(opts, (natsio_reconnect_delay_cb)natsioGoReconnectDelay, (void *)h,
 		natsioGoRelease);
 }
 

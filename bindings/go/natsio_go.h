@@ -191,6 +191,8 @@ natsio_status go_options_set_log(natsio_options *opts, int32_t level, uintptr_t 
 natsio_status go_options_set_auth_callbacks(natsio_options *opts, uintptr_t h);
 natsio_status go_options_set_user_password_callback(natsio_options *opts, uintptr_t h);
 natsio_status go_options_set_token_callback(natsio_options *opts, uintptr_t h);
+natsio_status go_options_set_reconnect_delay_callback(natsio_options *opts, uintptr_t h);
+natsio_status go_options_set_authenticator(natsio_options *opts, uintptr_t h);
 /* Services: an endpoint's push mode, the service's error and stats
  * callbacks. */
 natsio_status go_endpoint_set_callback(const natsio_endpoint *ep, uintptr_t h);

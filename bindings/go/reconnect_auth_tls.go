@@ -66,6 +66,54 @@ func ReconnectJitter(jitter, jitterTLS time.Duration) Option {
 	}
 }
 
+// ReconnectDelayHandler gives the wait before the next reconnect attempt,
+// given the number of the turn through the server pool (1, 2, ...,
+// counted afresh on every reconnect).
+type ReconnectDelayHandler func(attempts int) time.Duration
+
+// CustomReconnectDelay paces reconnects as nats.go's CustomReconnectDelay
+// does: after a lost connection (or a failed first connect with
+// RetryOnFailedConnect) the servers of the pool are tried in turn, and
+// before the last server of each turn handler is called with the turn's
+// number and its answer is waited (with one server: before every
+// attempt; not for the first attempt of a ForceReconnect). It replaces
+// ReconnectWait's backoff and ReconnectJitter.
+// A zero or negative duration tries at once; durations are rounded up to
+// whole milliseconds. handler runs on a library thread (a slow handler
+// delays only that attempt; Close does not wait for a running call). A panic in
+// it fails that attempt (ReconnectErrHandler gets it, ErrConfig) after
+// the default wait, and the client keeps trying. nil removes it.
+func CustomReconnectDelay(handler ReconnectDelayHandler) Option {
+	return func(cfg *connectConfig) {
+		cfg.add(func(o *C.natsio_options) C.natsio_status {
+			if handler == nil {
+				return C.natsio_options_set_reconnect_delay_callback(o, nil, nil, nil)
+			}
+			h, box := newHandle(handler)
+			st := C.go_options_set_reconnect_delay_callback(o, C.uintptr_t(h))
+			if st != C.NATSIO_OK {
+				discardHandle(h, box)
+			}
+			return st
+		})
+	}
+}
+
+//export natsioGoReconnectDelay
+func natsioGoReconnectDelay(userData unsafe.Pointer, attempts C.int64_t) (ms C.int64_t) {
+	handler := valueOf(userData).(ReconnectDelayHandler)
+	defer func() {
+		if recover() != nil {
+			ms = -2 // a failure (any negative but NATSIO_RECONNECT_DELAY_DEFAULT)
+		}
+	}()
+	d := handler(int(attempts))
+	if d <= 0 {
+		return 0
+	}
+	return C.int64_t((d + time.Millisecond - 1) / time.Millisecond)
+}
+
 // ReconnectBufSize is how many bytes of publishes are kept while
 // disconnected and sent after the reconnect (default 8 MiB; -1 disables
 // buffering). It counts wire bytes, as nats.go does: each publish takes its

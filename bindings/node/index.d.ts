@@ -118,6 +118,17 @@ export interface ConnectOptions {
   retryOnFailedConnect?: boolean;
   /** Keep retrying a server that rejects the credentials twice in a row. */
   ignoreAuthErrorAbort?: boolean;
+  /** Paces reconnects as nats.go's CustomReconnectDelay: the servers are
+   * tried in turn and, before the last server of each turn (with one
+   * server, before every attempt), the client waits the milliseconds this
+   * returns for that turn's number (1, 2, ... afresh on every reconnect),
+   * in place of reconnectTimeWait and the jitter. Synchronous; a negative
+   * number is 0. A throw or an answer that is not a number fails that
+   * attempt (reported as a callback error, event 'reconnectDelayHandler').
+   * It is asked from a library thread that waits for the event loop at
+   * most the connect timeout: past that, the reconnectTimeWait plus
+   * jitter is waited instead. */
+  reconnectDelayHandler?: (attempts: number) => number;
 
   /** What the connection logs: 'error' (asynchronous errors), 'warn' (slow
    * consumers, lost connections, failed attempts), 'info' (connects,
@@ -155,10 +166,45 @@ export interface ConnectOptions {
    * blocked.
    */
   signatureCB?: (nonce: Uint8Array) => Uint8Array | Promise<Uint8Array>;
+  /**
+   * nats.js's custom authenticator: called on every connect and reconnect
+   * with that server's nonce (undefined when it sent none), it gives the
+   * CONNECT's credentials (any of Auth's fields: user/pass, auth_token,
+   * nkey with sig, jwt with sig), or a promise of them. A list's results
+   * are merged, later ones winning, as nats.js merges them. Runs on the JS
+   * thread while a library thread that connects waits for the answer, at
+   * most the connect timeout: a throw, a rejection, a field that is not a
+   * string or no answer in time fails that attempt (ConfigError; what was
+   * thrown goes to the 'error' event as a CallbackError, or the logger).
+   * The fields are sent as JSON: any text is safe in them. One auth kind
+   * per connection (ConfigError with another).
+   */
+  authenticator?: Authenticator | Authenticator[];
 
   /** Require TLS (certificates are always verified); `true`: the system's trust roots. */
   tls?: boolean | TlsOptions;
 }
+
+/** The CONNECT credentials an Authenticator gives (nats.js's Auth): an
+ * absent field is not sent. `sig` is the URL-safe base64 (no padding) of
+ * the Ed25519 signature of the nonce. */
+export interface Auth {
+  /** The user of user/password authentication. */
+  user?: string;
+  /** The password. */
+  pass?: string;
+  /** A token. */
+  auth_token?: string;
+  /** A user JWT (decentralized authentication; with sig). */
+  jwt?: string;
+  /** An NKey public key ("U..."; with sig). */
+  nkey?: string;
+  /** The nonce's Ed25519 signature, URL-safe base64 without padding (standard base64 is accepted too). */
+  sig?: string;
+}
+
+/** nats.js's Authenticator: the credentials for one connection attempt. */
+export type Authenticator = (nonce?: string) => Auth | undefined | Promise<Auth | undefined>;
 
 /** ConnectOptions.tls: PEM files and TLS behaviour. */
 export interface TlsOptions {
@@ -1541,7 +1587,7 @@ export class CallbackError extends Error {
   readonly subject: string | undefined;
   /** The subscription's id (a message callback), else undefined. */
   readonly sid: number | undefined;
-  /** The event whose listener threw, or 'logger', 'userJWT', 'signatureCB'; undefined for a message callback. */
+  /** The event whose listener threw, or 'logger', 'userJWT', 'signatureCB', 'authenticator', 'reconnectDelayHandler'; undefined for a message callback. */
   readonly event: string | undefined;
   private constructor();
 }

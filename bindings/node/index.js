@@ -46,7 +46,7 @@ class NatsError extends Error {
  * event carries it: `cause` is the thrown value, `subject` and `sid` the
  * subscription's (undefined otherwise), `event` the name of the event
  * whose listener threw ('connect', 'disconnect', ...), or 'logger',
- * 'userJWT', 'signatureCB'. Not a NatsError: no natsio status stands for
+ * 'userJWT', 'signatureCB', 'authenticator', 'reconnectDelayHandler'. Not a NatsError: no natsio status stands for
  * it. */
 class CallbackError extends Error {
   constructor(cause, where) {
@@ -1698,6 +1698,7 @@ function libraryOptions(n) {
   bool(n.ignoreDiscoveredServers, native.options_set_ignore_discovered_servers);
   bool(n.retryOnFailedConnect, native.options_set_retry_on_failed_connect);
   bool(n.ignoreAuthErrorAbort, native.options_set_ignore_auth_error_abort);
+  if (n.reconnectDelayAsk) native.optionsSetReconnectDelay(o, n.reconnectDelayAsk, n.reconnectDelayTimeoutMs);
   str(n.nkeySeed, native.options_set_nkey_seed);
   str(n.nkeyFile, native.options_set_nkey_file);
   str(n.credsFile, native.options_set_credentials_file);
@@ -1719,7 +1720,13 @@ function libraryOptions(n) {
  * a rejection or a wrong value fails that connection attempt. */
 function makeAuthHandler(opts, relay) {
   const { userJWT, signatureCB } = opts;
+  const general = authenticatorHandler(opts, relay);
   const credentials = credentialsHandler(opts, relay);
+  if (general) {
+    const other = credentials ? 'a user, pass or token function' : userJWT !== undefined || signatureCB !== undefined ? 'userJWT' : undefined;
+    if (other) throw makeError(Status.CONFIG, `authenticator: ${other} is already set (one authentication kind only)`);
+    return general;
+  }
   if (credentials) return credentials;
   if (userJWT === undefined && signatureCB === undefined) return undefined;
   if (typeof userJWT !== 'string' && typeof userJWT !== 'function') {
@@ -1749,6 +1756,40 @@ function makeAuthHandler(opts, relay) {
   };
 }
 
+/** The handler of opts.reconnectDelayHandler (src/auth.c's kind 6): a
+ * function (attempts: number) => number of milliseconds, asked before the
+ * last server of each turn through the pool (with one server, before
+ * every reconnect attempt), `attempts` the turn (1, 2, ... afresh on
+ * every reconnect), as nats.go's CustomReconnectDelay. It must answer
+ * synchronously: a throw, or an answer that is not a number (NaN
+ * included), fails that attempt and is reported ('callbackError', event
+ * 'reconnectDelayHandler'); a negative number is 0. Asked from a library
+ * thread that waits at most the connect timeout for the event loop: past
+ * it, the library's own delay (reconnectTimeWait and jitter) is used. */
+function reconnectDelayHandler(opts, relay) {
+  const fn = opts.reconnectDelayHandler;
+  if (fn === undefined || fn === null) return undefined;
+  if (typeof fn !== 'function') throw new TypeError("'reconnectDelayHandler' must be a function");
+  return (kind, attempts, request) => {
+    let ms;
+    try {
+      ms = fn(attempts);
+    } catch (thrown) {
+      native.authReply(request, undefined);
+      relay.callbackError(thrown, { event: 'reconnectDelayHandler' });
+      return;
+    }
+    if (typeof ms !== 'number' || Number.isNaN(ms)) {
+      native.authReply(request, undefined);
+      relay.callbackError(new TypeError(`reconnectDelayHandler returned ${typeof ms === 'number' ? 'NaN' : typeof ms}, not a number of milliseconds`), {
+        event: 'reconnectDelayHandler',
+      });
+      return;
+    }
+    native.authReply(request, ms);
+  };
+}
+
 /** The handler of callable credentials (src/auth.c's kinds 3 and 4):
  * `user`/`pass` or `token` given as functions (returning a string or a
  * promise of one) are called on every connect and reconnect, so rotated
@@ -1771,6 +1812,68 @@ function credentialsHandler(opts, relay) {
     }
   };
   handler.kind = userPassword ? 3 : 4;
+  return handler;
+}
+
+/** The fields of nats.js's Auth, in the order src/auth.c reads them
+ * (natsio_auth_fields: user, pass, token, jwt, nkey, sig). */
+const AUTH_FIELDS = ['user', 'pass', 'auth_token', 'jwt', 'nkey', 'sig'];
+
+/** The handler of a general authenticator (src/auth.c's kind 5):
+ * opts.authenticator, nats.js's Authenticator, a function (nonce?: string)
+ * => Auth ({user, pass, auth_token, jwt, nkey, sig}, each a string or
+ * absent) or a promise of one, or a list of them whose results are merged,
+ * later ones winning, as nats.js merges them. Called on every connect and
+ * reconnect with that server's nonce (undefined when it sent none). A
+ * throw, a rejection, or a result that is not such an object fails that
+ * connection attempt. */
+function authenticatorHandler(opts, relay) {
+  const { authenticator } = opts;
+  if (authenticator === undefined || authenticator === null) return undefined;
+  const list = [].concat(authenticator);
+  if (list.length === 0 || list.some((a) => typeof a !== 'function')) {
+    throw new TypeError('authenticator must be a function (nonce?: string) => Auth, or a list of them');
+  }
+  const fieldsOf = (results) => {
+    const auth = {};
+    for (const r of results) {
+      if (r === undefined || r === null) continue;
+      if (typeof r !== 'object') throw new TypeError(`authenticator returned ${typeof r}, not an Auth object`);
+      Object.assign(auth, r);
+    }
+    return AUTH_FIELDS.map((name) => {
+      const v = auth[name];
+      if (v === undefined || v === null) return null;
+      if (typeof v !== 'string' || v.includes('\0')) {
+        throw new TypeError(`authenticator: ${name} must be a string without NUL characters`);
+      }
+      return v;
+    });
+  };
+  const handler = (kind, nonce, request) => {
+    const failed = (thrown) => {
+      native.authReply(request, undefined);
+      relay.callbackError(thrown, { event: 'authenticator' });
+    };
+    const reply = (results) => {
+      try {
+        native.authReply(request, fieldsOf(results));
+      } catch (thrown) {
+        failed(thrown);
+      }
+    };
+    try {
+      const results = list.map((a) => a(nonce ?? undefined));
+      if (results.some((r) => r !== null && typeof r === 'object' && typeof r.then === 'function')) {
+        Promise.all(results).then(reply, failed);
+      } else {
+        reply(results);
+      }
+    } catch (thrown) {
+      failed(thrown);
+    }
+  };
+  handler.kind = 5;
   return handler;
 }
 
@@ -1815,8 +1918,10 @@ function makeLogger(opts) {
  * maxReconnectAttempts, reconnectTimeWait, reconnectTimeWaitMax,
  * reconnectJitter, reconnectJitterTls, reconnectBufSize, noRandomize,
  * ignoreDiscoveredServers, waitOnFirstConnect / retryOnFailedConnect,
- * ignoreAuthErrorAbort; nkeySeed, nkeyFile, credsFile; userJWT with
- * signatureCB (see makeAuthHandler); tls: {caFile,
+ * ignoreAuthErrorAbort, reconnectDelayHandler (attempts => ms: see
+ * reconnectDelayHandler); nkeySeed, nkeyFile, credsFile; userJWT with
+ * signatureCB (see makeAuthHandler); authenticator (nats.js's
+ * Authenticator, or a list of them: see authenticatorHandler); tls: {caFile,
  * certFile, keyFile, or ca, cert, key as PEM text, hostname, handshakeFirst}; logLevel ('off', 'error',
  * 'warn', 'info', 'debug', 'trace': every protocol frame) or debug: true
  * (= 'trace'), with logger(level, message) (default: standard error). The
@@ -1868,8 +1973,14 @@ async function connect(opts = {}) {
     },
   };
   const authHandler = makeAuthHandler(opts, relay);
+  const delayAsk = reconnectDelayHandler(opts, relay);
   const id = register(relay);
   const nativeOpts = { ...opts, servers, logLevel: logLevelOf(opts) };
+  if (delayAsk) {
+    nativeOpts.reconnectDelayAsk = delayAsk;
+    // The longest a reconnect waits for the event loop's answer.
+    nativeOpts.reconnectDelayTimeoutMs = opts.timeout ?? DEFAULT_CONNECT_TIMEOUT_MS;
+  }
   if (authHandler) {
     nativeOpts.authHandler = authHandler;
     // The longest a connection attempt waits for an answer: its timeout.

@@ -329,6 +329,7 @@ async fn read_loop(
                 }
             }
             _ = inner.force_reconnect.notified() => {
+                inner.connector.mark_forced();
                 return Err(Error::new(ErrorKind::Io, "reconnect forced by the application"));
             }
         }

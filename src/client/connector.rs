@@ -20,8 +20,8 @@ use crate::completion::lock;
 use crate::error::{Error, ErrorKind, Result};
 use crate::library_thread;
 use crate::log::{log, Logger};
-use crate::options::{EventKind, Options, ServerAddr};
-use crate::pool::{self, PoolEntry, PoolServer, ServerPool};
+use crate::options::{EventKind, Options, ReconnectDelay, ReconnectDelayCallback, ServerAddr};
+use crate::pool::{self, Pace, PoolEntry, PoolServer, ServerPool};
 use crate::proto::{Parser, ServerOp, PONG};
 use crate::tls::{self, Transport};
 use crate::ws;
@@ -109,6 +109,27 @@ async fn auth_fields(opts: &Options, nonce: Option<&str>) -> Result<AuthFields> 
         }
         Some(c) => c.fields(nonce),
     }
+}
+
+/// Asks the application's reconnect delay callback, on a thread of its
+/// own, for the wait before turn `turn`'s last server. A close does not
+/// wait for it (as for an authenticator): `connect` stops waiting at the
+/// shutdown, and the thread's hold on the callback keeps its user data
+/// until the call returns.
+async fn ask_delay(cb: &ReconnectDelayCallback, turn: u64) -> ReconnectDelay {
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    let cb = cb.clone();
+    if let Err(e) = library_thread::spawn("natsio-reconnect-delay", move || {
+        let _ = tx.send(cb(turn));
+    }) {
+        return ReconnectDelay::Failed(e);
+    }
+    rx.await.unwrap_or_else(|_| {
+        ReconnectDelay::Failed(Error::new(
+            ErrorKind::Internal,
+            "the reconnect delay callback panicked",
+        ))
+    })
 }
 
 /// A connected, authenticated socket with whatever the server sent after PONG.
@@ -262,6 +283,9 @@ pub(crate) struct Connector {
     info: Mutex<(String, ServerInfo)>,
     lame_duck_seen: AtomicBool,
     ever_connected: AtomicBool,
+    /// The application forced the coming reconnect: its first server is
+    /// tried without asking the reconnect delay callback (as nats.go).
+    forced: AtomicBool,
 }
 
 impl Connector {
@@ -272,6 +296,7 @@ impl Connector {
             info: Mutex::new((String::new(), ServerInfo::default())),
             lame_duck_seen: AtomicBool::new(false),
             ever_connected: AtomicBool::new(false),
+            forced: AtomicBool::new(false),
         }
     }
 
@@ -298,7 +323,13 @@ impl Connector {
             }
         };
         let mut last = Error::new(ErrorKind::NoServers, "no servers available");
+        let mut pace = Pace::default();
+        if pass == Pass::Reconnect && self.forced.swap(false, Ordering::SeqCst) {
+            pace.forced();
+        }
         loop {
+            // An attempt the reconnect delay callback failed: not made.
+            let mut refused = None;
             if pass != Pass::First && shutdown.is_set() {
                 return Err(Error::closed());
             }
@@ -307,7 +338,10 @@ impl Connector {
                     Some(entry) => (entry, Duration::ZERO),
                     None => return Err(last),
                 },
-                None => match self.next_candidate(opts) {
+                None => match self
+                    .next_reconnect(opts, &mut pace, &mut refused, shutdown)
+                    .await
+                {
                     Some(next) => next,
                     None => {
                         return Err(Error::new(
@@ -323,6 +357,9 @@ impl Connector {
                     _ = shutdown.notified() => return Err(Error::closed()),
                 }
             }
+            if pass != Pass::First && shutdown.is_set() {
+                return Err(Error::closed());
+            }
             if pass != Pass::First {
                 lock(&self.pool).record_attempt(&entry.url);
             }
@@ -330,7 +367,10 @@ impl Connector {
                 opts.connect_timeout,
                 handshake(opts, log, &entry.url, &entry.addr),
             );
-            let result = if pass == Pass::Reconnect {
+            let result = if let Some(e) = refused {
+                drop(attempt);
+                Ok(Err(e))
+            } else if pass == Pass::Reconnect {
                 tokio::select! {
                     r = attempt => r,
                     _ = shutdown.notified() => return Err(Error::closed()),
@@ -387,14 +427,61 @@ impl Connector {
         }
     }
 
-    /// The next server to try after a loss, and how long to wait first.
-    fn next_candidate(&self, o: &Options) -> Option<(PoolEntry, Duration)> {
-        let tls = pool::url_is_tls(&lock(&self.connected_url));
-        let jitter = if tls {
+    /// The next server to try after a loss, and how long to wait first:
+    /// the pool's backoff, or, with a reconnect delay callback, the next
+    /// server in turn and, before the last of each turn through the pool,
+    /// the callback's answer (nats.go's doReconnect). A failed callback
+    /// sets `refused`: the attempt is not made, it fails with that error.
+    async fn next_reconnect(
+        &self,
+        o: &Options,
+        pace: &mut Pace,
+        refused: &mut Option<Error>,
+        shutdown: &Shutdown,
+    ) -> Option<(PoolEntry, Duration)> {
+        let Some(cb) = &o.reconnect_delay_callback else {
+            return self.next_candidate(o);
+        };
+        let next = lock(&self.pool).next_paced(o.max_reconnect_attempts, pace);
+        let (entry, turn) = next?;
+        let Some(turn) = turn else {
+            return Some((entry, Duration::ZERO));
+        };
+        let answer = tokio::select! {
+            a = ask_delay(cb, turn) => a,
+            // `connect` sees the shutdown next.
+            _ = shutdown.notified() => return Some((entry, Duration::ZERO)),
+        };
+        let delay = match answer {
+            ReconnectDelay::Wait(d) => d,
+            ReconnectDelay::Default => o.reconnect_time_wait + self.jitter(o),
+            ReconnectDelay::Failed(e) => {
+                *refused = Some(e);
+                o.reconnect_time_wait + self.jitter(o)
+            }
+        };
+        Some((entry, delay))
+    }
+
+    /// A random part of a reconnect wait, up to the jitter for the current
+    /// server's kind (TLS or not).
+    fn jitter(&self, o: &Options) -> Duration {
+        let max = self.jitter_max(o);
+        lock(&self.pool).jitter(max)
+    }
+
+    fn jitter_max(&self, o: &Options) -> Duration {
+        if pool::url_is_tls(&lock(&self.connected_url)) {
             o.reconnect_jitter_tls
         } else {
             o.reconnect_jitter
-        };
+        }
+    }
+
+    /// The next server to try after a loss by the pool's backoff, and how
+    /// long to wait first.
+    fn next_candidate(&self, o: &Options) -> Option<(PoolEntry, Duration)> {
+        let jitter = self.jitter_max(o);
         lock(&self.pool).next_candidate(
             o.max_reconnect_attempts,
             o.reconnect_time_wait,
@@ -411,6 +498,11 @@ impl Connector {
         lock(&self.pool).record_success(url);
         self.lame_duck_seen.store(false, Ordering::SeqCst);
         self.ever_connected.load(Ordering::SeqCst)
+    }
+
+    /// The application forced a reconnect (see `forced`).
+    pub(crate) fn mark_forced(&self) {
+        self.forced.store(true, Ordering::SeqCst);
     }
 
     /// Marks the client connected once; true when it had been before (a

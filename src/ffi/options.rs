@@ -13,7 +13,7 @@ use base64::Engine;
 
 use crate::auth::{AuthFields, Authenticator, Credentials};
 use crate::log::LogLevel;
-use crate::options::{ErrorEvent, Event, EventKind, Options};
+use crate::options::{ErrorEvent, Event, EventKind, Options, ReconnectDelay};
 use crate::tls::{Pem, TlsOptions};
 
 /// Connection options. Create with `natsio_options_new`, free with
@@ -760,6 +760,77 @@ pub unsafe extern "C" fn natsio_options_set_reconnect_jitter(
     })
 }
 
+/// What a `natsio_reconnect_delay_cb` returns to wait what the library
+/// would without the callback (reconnect wait plus jitter).
+pub const NATSIO_RECONNECT_DELAY_DEFAULT: i64 = -1;
+
+/// Returns how many milliseconds to wait before the next reconnect
+/// attempt; `attempts` is the number of the turn through the server pool
+/// (1, 2, ... counted afresh on every reconnect). 0 tries at once.
+/// NATSIO_RECONNECT_DELAY_DEFAULT waits what the library would without
+/// the callback; any other negative value fails the attempt (see
+/// `natsio_options_set_reconnect_delay_callback`).
+pub type natsio_reconnect_delay_cb =
+    Option<unsafe extern "C" fn(user_data: *mut c_void, attempts: i64) -> i64>;
+
+/// Lets the application pace reconnects, as nats.go's CustomReconnectDelay:
+/// once the connection is lost (or, with
+/// `natsio_options_set_retry_on_failed_connect`, the first connect found no
+/// server), the servers of the pool are tried in turn, and before the last
+/// server of each turn `cb(user_data, attempts)` is called with the
+/// turn's number (1 for the first turn of this reconnect; with one server,
+/// before every attempt) and its answer, in milliseconds, is waited. It
+/// replaces the backoff of `natsio_options_set_reconnect_wait` and the
+/// jitter of `natsio_options_set_reconnect_jitter`; the other servers of a
+/// turn are tried without waiting. `natsio_options_set_max_reconnect_attempts`
+/// still drops a server after that many failed attempts. The first connect
+/// (each server once) and a lame-duck move do not call it, and a reconnect
+/// forced by `natsio_client_force_reconnect` tries its first server
+/// without calling it (as nats.go's ForceReconnect).
+///
+/// Called on a library thread of its own (never two at once for one
+/// client): a slow callback delays that reconnect attempt by its own time,
+/// and nothing else. A close does not wait for a running call (its answer
+/// is then ignored, and `release` comes after it returns); no call starts
+/// after the close. A negative answer other than
+/// NATSIO_RECONNECT_DELAY_DEFAULT is a failure: the library waits the
+/// default delay, then counts a failed attempt for that server without
+/// connecting, reported like any failed attempt (NATSIO_EVENT_RECONNECT_FAILED,
+/// status NATSIO_ERR_CONFIG, detail naming the callback).
+///
+/// NULL `cb` removes the callback (the pool's backoff applies again).
+/// `release` follows the rules of `natsio_options_set_error_callback`.
+/// Errors: NATSIO_ERR_NULL_ARGUMENT (`opts`; `release` is then not called).
+#[no_mangle]
+pub unsafe extern "C" fn natsio_options_set_reconnect_delay_callback(
+    opts: *mut natsio_options,
+    cb: natsio_reconnect_delay_cb,
+    user_data: *mut c_void,
+    release: super::natsio_release_cb,
+) -> natsio_status {
+    with_opts(opts, |o| {
+        let Some(cb) = cb else {
+            o.reconnect_delay_callback = None;
+            drop(Released::new(user_data, release));
+            return Ok(());
+        };
+        let ud = Released::new(user_data, release);
+        o.reconnect_delay_callback = Some(Arc::new(move |turn: u64| {
+            let attempts = i64::try_from(turn).unwrap_or(i64::MAX);
+            // SAFETY: the application registered `cb` with this user data.
+            match unsafe { cb(ud.ptr(), attempts) } {
+                ms if ms >= 0 => ReconnectDelay::Wait(Duration::from_millis(ms as u64)),
+                NATSIO_RECONNECT_DELAY_DEFAULT => ReconnectDelay::Default,
+                ms => ReconnectDelay::Failed(Error::new(
+                    ErrorKind::Config,
+                    format!("the reconnect delay callback failed (returned {ms})"),
+                )),
+            }
+        }));
+        Ok(())
+    })
+}
+
 /// Bytes of publishes kept while disconnected and sent after the
 /// reconnect (default 8 MiB; 0: the default; -1: no buffering, publishes
 /// fail with NATSIO_ERR_RECONNECT_BUF_EXCEEDED while disconnected).
@@ -903,7 +974,9 @@ pub type natsio_sign_cb = Option<
 
 struct CallbackAuth {
     jwt: unsafe extern "C" fn(*mut c_void) -> *const c_char,
-    sign: unsafe extern "C" fn(*mut c_void, *const u8, usize, *mut u8) -> natsio_status,
+    /// `natsio_sign_cb`, its status read as an integer
+    /// (`status::CALLBACK_OK`).
+    sign: unsafe extern "C" fn(*mut c_void, *const u8, usize, *mut u8) -> i32,
     ud: Released,
 }
 
@@ -931,10 +1004,10 @@ impl Authenticator for CallbackAuth {
         // SAFETY: `sig` has the 64 bytes the callback may write.
         let st =
             unsafe { (self.sign)(self.ud.ptr(), nonce.as_ptr(), nonce.len(), sig.as_mut_ptr()) };
-        if st != natsio_status::NATSIO_OK {
+        if st != super::status::CALLBACK_OK {
             return Err(Error::new(
                 ErrorKind::Config,
-                format!("the signature callback failed with status {}", st as i32),
+                format!("the signature callback failed with status {st}"),
             ));
         }
         Ok(AuthFields {
@@ -963,6 +1036,11 @@ pub unsafe extern "C" fn natsio_options_set_auth_callbacks(
         let jwt = jwt_cb.ok_or_else(|| super::null("jwt_cb"))?;
         let sign = sign_cb.ok_or_else(|| super::null("sign_cb"))?;
         o.check_auth_kind("authenticator")?;
+        // SAFETY: natsio_status is repr(i32): the same ABI as i32.
+        let sign = std::mem::transmute::<
+            unsafe extern "C" fn(*mut c_void, *const u8, usize, *mut u8) -> natsio_status,
+            unsafe extern "C" fn(*mut c_void, *const u8, usize, *mut u8) -> i32,
+        >(sign);
         let auth = CallbackAuth {
             jwt,
             sign,
@@ -1013,7 +1091,9 @@ unsafe fn callback_string(p: *const c_char, what: &str) -> Result<String> {
 
 /// User and password from an application callback, on every connect.
 struct UserPasswordCallback {
-    cb: unsafe extern "C" fn(*mut c_void, *mut *const c_char, *mut *const c_char) -> natsio_status,
+    /// `natsio_user_password_cb`, its status read as an integer
+    /// (`status::CALLBACK_OK`).
+    cb: unsafe extern "C" fn(*mut c_void, *mut *const c_char, *mut *const c_char) -> i32,
     ud: Released,
 }
 
@@ -1022,13 +1102,10 @@ impl Authenticator for UserPasswordCallback {
         let (mut user, mut password) = (std::ptr::null(), std::ptr::null());
         // SAFETY: the application registered the callback with this data.
         let st = unsafe { (self.cb)(self.ud.ptr(), &mut user, &mut password) };
-        if st != natsio_status::NATSIO_OK {
+        if st != super::status::CALLBACK_OK {
             return Err(Error::new(
                 ErrorKind::Config,
-                format!(
-                    "the user/password callback failed with status {}",
-                    st as i32
-                ),
+                format!("the user/password callback failed with status {st}"),
             ));
         }
         // SAFETY: documented as NUL-terminated strings (password may be NULL).
@@ -1081,6 +1158,15 @@ pub unsafe extern "C" fn natsio_options_set_user_password_callback(
     with_opts(opts, |o| {
         let cb = cb.ok_or_else(|| super::null("cb"))?;
         o.check_auth_kind("authenticator")?;
+        // SAFETY: natsio_status is repr(i32): the same ABI as i32.
+        let cb = std::mem::transmute::<
+            unsafe extern "C" fn(
+                *mut c_void,
+                *mut *const c_char,
+                *mut *const c_char,
+            ) -> natsio_status,
+            unsafe extern "C" fn(*mut c_void, *mut *const c_char, *mut *const c_char) -> i32,
+        >(cb);
         let auth = UserPasswordCallback {
             cb,
             ud: Released::new(user_data, release),
@@ -1106,6 +1192,156 @@ pub unsafe extern "C" fn natsio_options_set_token_callback(
         let cb = cb.ok_or_else(|| super::null("cb"))?;
         o.check_auth_kind("authenticator")?;
         let auth = TokenCallback {
+            cb,
+            ud: Released::new(user_data, release),
+        };
+        o.credentials = Some(Credentials::Custom(Arc::new(auth)));
+        Ok(())
+    })
+}
+
+/// `natsio_auth_fields.version` of this header.
+pub const NATSIO_AUTH_FIELDS_VERSION: u32 = 1;
+
+/// The credentials a `natsio_authenticator_cb` gives for one CONNECT: the
+/// fields of the protocol's CONNECT with the same names (`token` is
+/// CONNECT's `auth_token`). Each is a NUL-terminated UTF-8 string, or NULL
+/// for "not sent"; any combination may be set, and the server decides
+/// whether it is enough. The library zeroes the struct and sets `version`
+/// before each call: a callback writes only the fields of that version
+/// (fields are only ever added at the end, with a higher version), so a
+/// callback built with an older header works with a newer library, and
+/// one built with a newer header checks `version` before writing a field
+/// added later.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct natsio_auth_fields {
+    /// NATSIO_AUTH_FIELDS_VERSION (set by the library).
+    pub version: u32,
+    /// The user of user/password authentication.
+    pub user: *const c_char,
+    /// The password.
+    pub pass: *const c_char,
+    /// A token (CONNECT's `auth_token`).
+    pub token: *const c_char,
+    /// A user JWT (decentralized authentication; with `sig`).
+    pub jwt: *const c_char,
+    /// An NKey public key ("U..."), for NKey authentication (with `sig`).
+    pub nkey: *const c_char,
+    /// The Ed25519 signature of the nonce, as CONNECT carries it: URL-safe
+    /// base64 of the 64 signature bytes, without padding (standard base64
+    /// is accepted by the server too).
+    pub sig: *const c_char,
+}
+
+super::versioned!(natsio_auth_fields, NATSIO_AUTH_FIELDS_VERSION);
+
+/// Gives the credentials of one connection attempt (nats.go's
+/// `Nkey(pubKey, sigCB)` and nats.js's `Authenticator` in one hook).
+/// `nonce` is the nonce of the server's INFO (`nonce_len` bytes, followed
+/// by a NUL; empty when the server sent none), to be signed for NKey and
+/// JWT authentication. Writes the fields to send into `fields_out` (see
+/// `natsio_auth_fields`); the strings must stay valid until the callback
+/// is called again or released. Returns NATSIO_OK, or an error status to
+/// fail the connection attempt.
+pub type natsio_authenticator_cb = Option<
+    unsafe extern "C" fn(
+        user_data: *mut c_void,
+        nonce: *const u8,
+        nonce_len: usize,
+        fields_out: *mut natsio_auth_fields,
+    ) -> natsio_status,
+>;
+
+/// The raw form of `natsio_authenticator_cb`: the status read as an
+/// integer, so a callback returning a value outside `natsio_status` fails
+/// the attempt instead of being undefined behaviour.
+type RawAuthenticatorCb =
+    unsafe extern "C" fn(*mut c_void, *const u8, usize, *mut natsio_auth_fields) -> i32;
+
+/// The CONNECT's credentials from an application callback, on every
+/// connect.
+struct FieldsCallback {
+    cb: RawAuthenticatorCb,
+    ud: Released,
+}
+
+/// One field an authenticator callback gave: NULL is none.
+unsafe fn callback_field(p: *const c_char, name: &str) -> Result<Option<String>> {
+    if p.is_null() {
+        return Ok(None);
+    }
+    match CStr::from_ptr(p).to_str() {
+        Ok(s) => Ok(Some(s.to_string())),
+        Err(_) => Err(Error::new(
+            ErrorKind::InvalidUtf8,
+            format!("the authenticator callback's {name} is not valid UTF-8"),
+        )),
+    }
+}
+
+impl Authenticator for FieldsCallback {
+    fn authenticate(&self, nonce: &[u8]) -> Result<AuthFields> {
+        // The nonce, NUL-terminated (a valid pointer even when empty).
+        let mut nonce_c = Vec::with_capacity(nonce.len() + 1);
+        nonce_c.extend_from_slice(nonce);
+        nonce_c.push(0);
+        let mut f = <natsio_auth_fields as super::Versioned>::zeroed();
+        super::Versioned::set_version(&mut f);
+        // SAFETY: the application registered the callback with this data;
+        // `f` is a whole struct of this version.
+        let st = unsafe { (self.cb)(self.ud.ptr(), nonce_c.as_ptr(), nonce.len(), &mut f) };
+        if st != super::status::CALLBACK_OK {
+            let name = super::status::text_of(st);
+            return Err(Error::new(
+                ErrorKind::Config,
+                format!("the authenticator callback failed with status {st} ({name})"),
+            ));
+        }
+        // SAFETY: documented as NUL-terminated strings or NULL, valid
+        // until the next call.
+        unsafe {
+            Ok(AuthFields {
+                user: callback_field(f.user, "user")?,
+                pass: callback_field(f.pass, "pass")?,
+                auth_token: callback_field(f.token, "token")?,
+                jwt: callback_field(f.jwt, "jwt")?,
+                nkey: callback_field(f.nkey, "nkey")?,
+                sig: callback_field(f.sig, "sig")?,
+            })
+        }
+    }
+}
+
+/// Authenticates through one application callback that gives the
+/// CONNECT's credentials (user/password, token, user JWT, NKey public key
+/// and nonce signature: any of `natsio_auth_fields`) for each connection
+/// attempt: nats.go's `Nkey(pubKey, sigCB)` (set `nkey` and `sig`) and
+/// nats.js's custom `Authenticator` functions. `cb` is called on every
+/// connect and reconnect, with that server's nonce, on a library thread
+/// (never on two at once for one client), so it may block (e.g. ask an
+/// HSM to sign) up to the connect timeout. What it gives is serialized as
+/// JSON: any text is safe in a field. Credentials in the URL take
+/// precedence over its user, password and token. A callback returning an
+/// error status fails that attempt with NATSIO_ERR_CONFIG, a field that is
+/// not UTF-8 with NATSIO_ERR_INVALID_UTF8 (natsio_last_error says which);
+/// a reconnecting client keeps trying. Credentials the server refuses fail
+/// it with NATSIO_ERR_AUTHORIZATION. `release` follows the rules of
+/// `natsio_options_set_error_callback`. Errors: NATSIO_ERR_NULL_ARGUMENT
+/// (`opts`, `cb`), NATSIO_ERR_CONFIG (another auth kind is set).
+#[no_mangle]
+pub unsafe extern "C" fn natsio_options_set_authenticator(
+    opts: *mut natsio_options,
+    cb: natsio_authenticator_cb,
+    user_data: *mut c_void,
+    release: super::natsio_release_cb,
+) -> natsio_status {
+    with_opts(opts, |o| {
+        let cb = cb.ok_or_else(|| super::null("cb"))?;
+        o.check_auth_kind("authenticator")?;
+        // SAFETY: natsio_status is repr(i32): the same ABI as i32.
+        let cb: RawAuthenticatorCb = std::mem::transmute(cb);
+        let auth = FieldsCallback {
             cb,
             ud: Released::new(user_data, release),
         };

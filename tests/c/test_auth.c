@@ -3,7 +3,10 @@
  * kind: user/password (options and URL), token, NKey (seed string and seed
  * file), credentials file (operator mode, JWTs from tests/fixtures/auth),
  * and the callback authenticator (the JWT from the fixtures, the nonce
- * signed with libcrypto's Ed25519 via nt_nkey_sign). Each accepts the right
+ * signed with libcrypto's Ed25519 via nt_nkey_sign), and the general
+ * authenticator (natsio_options_set_authenticator: an NKey user's
+ * signature of every nonce, user/password, fields that would break a
+ * hand-written CONNECT). Each accepts the right
  * credentials and rejects wrong ones with NATSIO_ERR_AUTHORIZATION; two
  * kinds at once fail with NATSIO_ERR_CONFIG naming both; a credential
  * rejected again and again while reconnecting closes the client unless
@@ -274,6 +277,7 @@ typedef struct {
     const char *seed;   /* signs with this seed */
     bool corrupt;       /* flip a bit of the signature */
     atomic_bool refuse; /* auth_sign fails while set */
+    int status;         /* non-zero: auth_sign returns it as is (any int) */
     atomic_int jwt_calls;
     atomic_int sign_calls;
     atomic_size_t nonce_len;
@@ -287,6 +291,7 @@ static natsio_status auth_sign(void *user_data, const uint8_t *nonce, size_t non
     atomic_fetch_add(&a->sign_calls, 1);
     atomic_store(&a->nonce_len, nonce_len);
     if (atomic_load(&a->refuse)) return NATSIO_ERR_INVALID_ARGUMENT;
+    if (a->status != 0) return (natsio_status)a->status;
     if (!nt_nkey_sign(a->seed, nonce, nonce_len, signature_out)) return NATSIO_ERR_INVALID_ARGUMENT;
     if (a->corrupt) signature_out[0] ^= 0x01;
     return NATSIO_OK;
@@ -368,6 +373,20 @@ static void test_callback_authenticator(void) {
                  natsio_last_error());
     NT_CHECK(never == NULL);
     NT_CHECK(atomic_load(&refusing.sign_calls) >= 1);
+
+    /* A status outside natsio_status (a C enum holds any int) fails it too. */
+    static authenticator unknown_status;
+    memset(&unknown_status, 0, sizeof unknown_status);
+    unknown_status.jwt = jwt;
+    unknown_status.seed = seed;
+    unknown_status.status = 12345;
+    natsio_options *odd = fast_reconnect_options(nt_server_url(s));
+    NT_CHECK(odd != NULL);
+    NT_CHECK_INT_EQ(natsio_options_set_auth_callbacks(odd, auth_jwt, auth_sign, &unknown_status, NULL), NATSIO_OK);
+    NT_CHECK_INT_EQ(natsio_client_connect(odd, &never), NATSIO_ERR_CONFIG);
+    NT_CHECK_MSG(strstr(natsio_last_error(), "signature callback failed with status 12345") != NULL, "detail: %s",
+                 natsio_last_error());
+    NT_CHECK(never == NULL);
 
     /* Missing callbacks are rejected when set. */
     natsio_options *nulls = fast_reconnect_options(nt_server_url(s));
@@ -565,6 +584,237 @@ static void test_two_auth_kinds_are_a_config_error(void) {
     NT_CHECK(s != NULL);
     NT_CHECK_INT_EQ(natsio_options_set_url(a, nt_server_url(s)), NATSIO_OK);
     NT_CHECK_INT_EQ(connect_and_use(a), NATSIO_OK);
+}
+
+/* ---- the general authenticator (natsio_options_set_authenticator) ---------------------------------- */
+
+/* What the callback gives, per mode, and what it saw. */
+typedef enum { GIVE_NKEY, GIVE_USER_PASSWORD, GIVE_FAILURE, GIVE_GARBAGE_STATUS, GIVE_BAD_UTF8 } give_mode;
+
+typedef struct {
+    give_mode mode;
+    const char *seed;     /* GIVE_NKEY: signs with this seed */
+    const char *nkey;     /* GIVE_NKEY: the public key it presents */
+    bool corrupt;         /* GIVE_NKEY: one character of the signature changed */
+    const char *user;     /* GIVE_USER_PASSWORD */
+    const char *password; /* GIVE_USER_PASSWORD */
+    atomic_int calls;
+    atomic_int released;
+    atomic_int bad_version; /* a call saw a version other than the header's */
+    atomic_int nonce_unterminated;
+    /* The nonces of the first two calls (written by the one library
+     * thread that calls, read after the connect or reconnect returned). */
+    char nonces[2][128];
+    char sig[NT_NKEY_SIG_B64_CAP]; /* kept until the next call */
+} fields_auth;
+
+static natsio_status give_fields(void *user_data, const uint8_t *nonce, size_t nonce_len, natsio_auth_fields *out) {
+    fields_auth *a = (fields_auth *)user_data;
+    int call = atomic_fetch_add(&a->calls, 1);
+    if (out->version != NATSIO_AUTH_FIELDS_VERSION) atomic_fetch_add(&a->bad_version, 1);
+    if (nonce == NULL || nonce[nonce_len] != '\0') atomic_fetch_add(&a->nonce_unterminated, 1);
+    if (call < 2 && nonce) snprintf(a->nonces[call], sizeof a->nonces[call], "%.*s", (int)nonce_len, (const char *)nonce);
+    switch (a->mode) {
+    case GIVE_NKEY:
+        if (!nt_nkey_sign_base64url(a->seed, nonce, nonce_len, a->sig)) return NATSIO_ERR_INVALID_ARGUMENT;
+        if (a->corrupt) a->sig[3] = a->sig[3] == 'A' ? 'B' : 'A';
+        out->nkey = a->nkey;
+        out->sig = a->sig;
+        return NATSIO_OK;
+    case GIVE_USER_PASSWORD:
+        out->user = a->user;
+        out->pass = a->password;
+        return NATSIO_OK;
+    case GIVE_FAILURE:
+        return NATSIO_ERR_NOT_FOUND;
+    case GIVE_GARBAGE_STATUS:
+        return (natsio_status)123456;
+    case GIVE_BAD_UTF8:
+        out->user = "al\xff\xfeice";
+        return NATSIO_OK;
+    }
+    return NATSIO_ERR_INTERNAL;
+}
+
+static void fields_auth_release(void *user_data) { atomic_fetch_add(&((fields_auth *)user_data)->released, 1); }
+
+/* Options for `s` authenticating through `a`. */
+static natsio_options *authenticator_options(const nt_server *s, fields_auth *a) {
+    natsio_options *o = fast_reconnect_options(nt_server_url(s));
+    if (o && natsio_options_set_authenticator(o, give_fields, a, NULL) != NATSIO_OK) {
+        nt_fail_at(__FILE__, __LINE__, "set_authenticator: %s", natsio_last_error());
+        return NULL;
+    }
+    return o;
+}
+
+typedef struct {
+    fields_auth *auth;
+    int calls;
+} calls_wait;
+
+static bool called_at_least(void *arg) {
+    calls_wait *w = (calls_wait *)arg;
+    return atomic_load(&w->auth->calls) >= w->calls;
+}
+
+/* nats.go's Nkey(pubKey, sigCB): the callback signs the server's nonce
+ * with the seed of an NKey user; the server lets it in, and after a
+ * server restart it is asked again, with the new connection's nonce. The
+ * release comes once, when the client is freed. */
+static void test_authenticator_signs_every_nonce(void) {
+    nt_server *s = start_nkey_server();
+    NT_CHECK(s != NULL);
+    static fields_auth a;
+    memset(&a, 0, sizeof a);
+    a.mode = GIVE_NKEY;
+    a.seed = read_fixture("auth/nkey-user.nk");
+    a.nkey = read_fixture("auth/nkey-user.pub");
+    NT_CHECK(a.seed && a.nkey);
+    /* Options of this case's own (fast_reconnect_options' are freed at
+     * the case's end: this one checks the release before). */
+    natsio_options *o = NULL;
+    NT_CHECK_INT_EQ(natsio_options_new(&o), NATSIO_OK);
+    NT_CHECK_INT_EQ(natsio_options_set_url(o, nt_server_url(s)), NATSIO_OK);
+    NT_CHECK_INT_EQ(natsio_options_set_reconnect_wait(o, 50, 200), NATSIO_OK);
+    NT_CHECK_INT_EQ(natsio_options_set_authenticator(o, give_fields, &a, fields_auth_release), NATSIO_OK);
+    natsio_client *c = NULL;
+    natsio_status st = natsio_client_connect(o, &c);
+    NT_CHECK_MSG(st == NATSIO_OK, "connect: %s (%s)", natsio_status_str(st), natsio_last_error());
+    NT_CHECK(message_round_trip(c, "auth.fields", "ok"));
+    NT_CHECK_INT_EQ(atomic_load(&a.calls), 1);
+    NT_CHECK_MSG(strlen(a.nonces[0]) > 0, "no nonce");
+    NT_CHECK_INT_EQ(atomic_load(&a.bad_version), 0);
+    NT_CHECK_INT_EQ(atomic_load(&a.nonce_unterminated), 0);
+
+    NT_CHECK_INT_EQ(nt_server_restart(s), 0);
+    calls_wait w = {&a, 2};
+    NT_CHECK_MSG(nt_wait_until(called_at_least, &w, 10000) && nt_wait_until(client_connected, c, 10000),
+                 "not reconnected: %d calls, status %d", atomic_load(&a.calls), (int)natsio_client_status(c));
+    NT_CHECK(message_round_trip(c, "auth.fields", "again"));
+    NT_CHECK_MSG(strlen(a.nonces[1]) > 0 && strcmp(a.nonces[0], a.nonces[1]) != 0, "nonces: \"%s\" then \"%s\"",
+                 a.nonces[0], a.nonces[1]);
+    natsio_client_stats stats;
+    NT_CHECK_INT_EQ(natsio_client_get_stats(c, &stats), NATSIO_OK);
+    NT_CHECK_INT_EQ(stats.reconnects, 1);
+
+    /* Held by the options and the client: released once both are gone. */
+    natsio_options_free(o);
+    NT_CHECK_INT_EQ(atomic_load(&a.released), 0);
+    natsio_client_free(c);
+    int64_t deadline = nt_now_ms() + 2000;
+    while (atomic_load(&a.released) == 0 && nt_now_ms() < deadline) nt_sleep_ms(5);
+    NT_CHECK_INT_EQ(atomic_load(&a.released), 1);
+}
+
+/* A signature the server cannot verify, or one by a key it does not
+ * know, is an authorization violation. */
+static void test_authenticator_wrong_signature_is_refused(void) {
+    nt_server *s = start_nkey_server();
+    NT_CHECK(s != NULL);
+    static fields_auth corrupt, stranger;
+    memset(&corrupt, 0, sizeof corrupt);
+    memset(&stranger, 0, sizeof stranger);
+    corrupt.mode = stranger.mode = GIVE_NKEY;
+    corrupt.seed = read_fixture("auth/nkey-user.nk");
+    corrupt.nkey = stranger.nkey = read_fixture("auth/nkey-user.pub");
+    corrupt.corrupt = true;
+    stranger.seed = read_fixture("auth/nkey-other.nk");
+    NT_CHECK(corrupt.seed && corrupt.nkey && stranger.seed);
+    natsio_options *o = authenticator_options(s, &corrupt);
+    NT_CHECK(o != NULL);
+    CHECK_CONNECT_FAILS(o, NATSIO_ERR_AUTHORIZATION);
+    NT_CHECK(atomic_load(&corrupt.calls) >= 1);
+    natsio_options *other = authenticator_options(s, &stranger);
+    NT_CHECK(other != NULL);
+    CHECK_CONNECT_FAILS(other, NATSIO_ERR_AUTHORIZATION);
+}
+
+/* User and password through the callback; such a server sends no nonce,
+ * so the callback gets an empty one (a valid, NUL-terminated pointer). */
+static void test_authenticator_user_password(void) {
+    nt_server *s = start_server(USER_PASSWORD_CONFIG);
+    NT_CHECK(s != NULL);
+    static fields_auth right, wrong;
+    memset(&right, 0, sizeof right);
+    memset(&wrong, 0, sizeof wrong);
+    right.mode = wrong.mode = GIVE_USER_PASSWORD;
+    right.user = wrong.user = "alice";
+    right.password = "s3cret";
+    wrong.password = "guess";
+    natsio_options *o = authenticator_options(s, &right);
+    NT_CHECK(o != NULL);
+    NT_CHECK_INT_EQ(connect_and_use(o), NATSIO_OK);
+    NT_CHECK_INT_EQ(atomic_load(&right.calls), 1);
+    NT_CHECK_MSG(right.nonces[0][0] == '\0', "nonce \"%s\"", right.nonces[0]);
+    NT_CHECK_INT_EQ(atomic_load(&right.nonce_unterminated), 0);
+    natsio_options *bad = authenticator_options(s, &wrong);
+    NT_CHECK(bad != NULL);
+    CHECK_CONNECT_FAILS(bad, NATSIO_ERR_AUTHORIZATION);
+}
+
+/* The fields are serialized as JSON: a password with quotes, braces, a
+ * backslash and CR LF (a CONNECT injection attempt if pasted raw) reaches
+ * the server intact, and a server whose password is exactly that lets the
+ * client in. */
+static void test_authenticator_fields_cannot_break_connect(void) {
+    static const char *PASSWORD = "p\"w},\"user\":\"root\"}\r\nPUB evil 1\r\nx\\";
+    nt_server *s = start_server(
+        "authorization { user: alice, password: \"p\\\"w},\\\"user\\\":\\\"root\\\"}\\r\\nPUB evil 1\\r\\nx\\\\\" }");
+    NT_CHECK(s != NULL);
+    static fields_auth a;
+    memset(&a, 0, sizeof a);
+    a.mode = GIVE_USER_PASSWORD;
+    a.user = "alice";
+    a.password = PASSWORD;
+    natsio_options *o = authenticator_options(s, &a);
+    NT_CHECK(o != NULL);
+    NT_CHECK_INT_EQ(connect_and_use(o), NATSIO_OK);
+}
+
+/* A failing callback fails the attempt (NATSIO_ERR_CONFIG, its status
+ * named), as does a status outside natsio_status; a field that is not
+ * UTF-8 is NATSIO_ERR_INVALID_UTF8. Bad arguments and a second auth kind
+ * are refused when set. */
+static void test_authenticator_failures(void) {
+    nt_server *s = start_server(USER_PASSWORD_CONFIG);
+    NT_CHECK(s != NULL);
+    static fields_auth failing, garbage, bad_utf8;
+    memset(&failing, 0, sizeof failing);
+    memset(&garbage, 0, sizeof garbage);
+    memset(&bad_utf8, 0, sizeof bad_utf8);
+    failing.mode = GIVE_FAILURE;
+    garbage.mode = GIVE_GARBAGE_STATUS;
+    bad_utf8.mode = GIVE_BAD_UTF8;
+
+    natsio_options *o = authenticator_options(s, &failing);
+    NT_CHECK(o != NULL);
+    CHECK_CONNECT_FAILS(o, NATSIO_ERR_CONFIG);
+    NT_CHECK_MSG(strstr(natsio_last_error(), "authenticator callback failed with status 108 (not found)") != NULL,
+                 "detail: %s", natsio_last_error());
+    o = authenticator_options(s, &garbage);
+    NT_CHECK(o != NULL);
+    CHECK_CONNECT_FAILS(o, NATSIO_ERR_CONFIG);
+    NT_CHECK_MSG(strstr(natsio_last_error(), "status 123456 (unknown status code)") != NULL, "detail: %s",
+                 natsio_last_error());
+    o = authenticator_options(s, &bad_utf8);
+    NT_CHECK(o != NULL);
+    CHECK_CONNECT_FAILS(o, NATSIO_ERR_INVALID_UTF8);
+    NT_CHECK_MSG(strstr(natsio_last_error(), "user is not valid UTF-8") != NULL, "detail: %s", natsio_last_error());
+
+    NT_CHECK_INT_EQ(natsio_options_set_authenticator(NULL, give_fields, NULL, NULL), NATSIO_ERR_NULL_ARGUMENT);
+    natsio_options *args = fast_reconnect_options(nt_server_url(s));
+    NT_CHECK(args != NULL);
+    NT_CHECK_INT_EQ(natsio_options_set_authenticator(args, NULL, NULL, NULL), NATSIO_ERR_NULL_ARGUMENT);
+    NT_CHECK_INT_EQ(natsio_options_set_token(args, "tok"), NATSIO_OK);
+    NT_CHECK_INT_EQ(natsio_options_set_authenticator(args, give_fields, &failing, NULL), NATSIO_ERR_CONFIG);
+    expect_detail_names(__LINE__, "authenticator", "token");
+    natsio_options *first = authenticator_options(s, &failing);
+    NT_CHECK(first != NULL);
+    NT_CHECK_INT_EQ(natsio_options_set_user_password(first, "alice", "s3cret"), NATSIO_ERR_CONFIG);
+    expect_detail_names(__LINE__, "authenticator", "user");
+    NT_CHECK_INT_EQ(natsio_options_set_nkey_seed(first, read_fixture("auth/nkey-user.nk")), NATSIO_ERR_CONFIG);
+    expect_detail_names(__LINE__, "authenticator", "nkey");
 }
 
 /* ---- repeated auth errors while reconnecting ------------------------------------------------------------ */
@@ -919,6 +1169,11 @@ int main(int argc, char **argv) {
         NT_CASE(test_user_jwt_expiry_closes_when_not_renewed),
         NT_CASE(test_user_password_callback_at_every_connect),
         NT_CASE(test_token_callback_at_every_connect),
+        NT_CASE(test_authenticator_signs_every_nonce),
+        NT_CASE(test_authenticator_wrong_signature_is_refused),
+        NT_CASE(test_authenticator_user_password),
+        NT_CASE(test_authenticator_fields_cannot_break_connect),
+        NT_CASE(test_authenticator_failures),
     };
     return nt_main(argc, argv, cases, NT_COUNT(cases));
 }

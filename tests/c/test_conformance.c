@@ -15,6 +15,7 @@
 
 #include <natsio.h>
 
+#include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -730,6 +731,140 @@ static void test_behaviour_server_pool(void) {
     NT_CHECK(pool != NULL && natsio_server_list_count(pool) == 2);
 }
 
+/* What the reconnect delay callback of reconnect_delay_callback saw. */
+static struct {
+    pthread_mutex_t lock;
+    int64_t args[64];
+    int calls;
+} g_delays = {PTHREAD_MUTEX_INITIALIZER, {0}, 0};
+
+static int64_t record_delay_arg(void *user_data, int64_t attempts) {
+    (void)user_data;
+    pthread_mutex_lock(&g_delays.lock);
+    if (g_delays.calls < 64) g_delays.args[g_delays.calls] = attempts;
+    g_delays.calls++;
+    pthread_mutex_unlock(&g_delays.lock);
+    return 20;
+}
+
+static int delay_calls(void) {
+    pthread_mutex_lock(&g_delays.lock);
+    int n = g_delays.calls;
+    pthread_mutex_unlock(&g_delays.lock);
+    return n;
+}
+
+static bool called_twice(void *arg) {
+    (void)arg;
+    return delay_calls() >= 2;
+}
+
+static void test_behaviour_reconnect_delay_callback(void) {
+    NT_CHECK(table_case("behaviour", "reconnect_delay_callback") != NULL);
+    nt_server *s = start_server(NULL);
+    NT_CHECK(s != NULL);
+    callback_log *log = new_callback_log();
+    natsio_options *o = options_for_url(nt_server_url(s), 2000);
+    NT_CHECK(o != NULL && log_callbacks(o, log));
+    EXPECT_OK(natsio_options_set_max_reconnect_attempts(o, -1));
+    EXPECT_OK(natsio_options_set_reconnect_delay_callback(o, record_delay_arg, NULL, NULL));
+    natsio_client *c = connect_with(o);
+    NT_CHECK(c != NULL);
+    nt_server_kill(s);
+    NT_CHECK(nt_wait_until(called_twice, NULL, 10000));
+    NT_CHECK_INT_EQ(nt_server_restart(s), 0);
+    NT_CHECK(wait_log_events(log, NATSIO_EVENT_RECONNECTED, 1, 10000));
+    int n = delay_calls();
+    NT_CHECK(n >= 2 && n <= 64);
+    pthread_mutex_lock(&g_delays.lock);
+    bool counted = true;
+    for (int i = 0; i < n; i++) counted = counted && g_delays.args[i] == i + 1;
+    pthread_mutex_unlock(&g_delays.lock);
+    NT_CHECK_MSG(counted, "the callback's arguments are not 1..%d", n);
+    char dump[2048];
+    NT_CHECK_MSG(log_events_any(log, NATSIO_EVENT_RECONNECT_FAILED) == n - 1, "%d calls; %s", n,
+                 log_dump(log, dump, sizeof dump));
+}
+
+/* The seed or public key of a fixture, trimmed, in `buf`. */
+static const char *auth_fixture(char *buf, size_t cap, const char *relative) {
+    char path[1024];
+    char *text = nt_read_file(nt_fixture_path(path, sizeof path, relative));
+    if (!text) return NULL;
+    snprintf(buf, cap, "%s", text);
+    free(text);
+    size_t len = strlen(buf);
+    while (len > 0 && (buf[len - 1] == '\n' || buf[len - 1] == '\r')) buf[--len] = '\0';
+    return buf;
+}
+
+typedef struct {
+    const char *pub, *seed;
+    bool fail;
+    atomic_int calls;
+    char nonces[2][128];
+    char sig[NT_NKEY_SIG_B64_CAP];
+} conformance_signer;
+
+static natsio_status conformance_sign(void *ud, const uint8_t *nonce, size_t len, natsio_auth_fields *out) {
+    conformance_signer *a = (conformance_signer *)ud;
+    int call = atomic_fetch_add(&a->calls, 1);
+    if (call < 2) snprintf(a->nonces[call], sizeof a->nonces[call], "%.*s", (int)len, (const char *)nonce);
+    if (a->fail) return NATSIO_ERR_INVALID_ARGUMENT;
+    if (!nt_nkey_sign_base64url(a->seed, nonce, len, a->sig)) return NATSIO_ERR_INVALID_ARGUMENT;
+    out->nkey = a->pub;
+    out->sig = a->sig;
+    return NATSIO_OK;
+}
+
+static bool signed_twice(void *arg) { return atomic_load(&((conformance_signer *)arg)->calls) >= 2; }
+
+static void test_behaviour_authenticator_callback(void) {
+    NT_CHECK(table_case("behaviour", "authenticator_callback") != NULL);
+    static char pub[128], seed[128], other[128], config[256];
+    NT_CHECK(auth_fixture(pub, sizeof pub, "auth/nkey-user.pub") && auth_fixture(seed, sizeof seed, "auth/nkey-user.nk") &&
+             auth_fixture(other, sizeof other, "auth/nkey-other.nk"));
+    snprintf(config, sizeof config, "authorization { users = [ { nkey: %s } ] }", pub);
+    nt_server *s = start_server(config);
+    NT_CHECK(s != NULL);
+
+    static conformance_signer good, stranger, failing;
+    memset(&good, 0, sizeof good);
+    memset(&stranger, 0, sizeof stranger);
+    memset(&failing, 0, sizeof failing);
+    good.pub = stranger.pub = failing.pub = pub;
+    good.seed = failing.seed = seed;
+    stranger.seed = other;
+    failing.fail = true;
+
+    natsio_options *o = options_for_url(nt_server_url(s), 2000);
+    NT_CHECK(o != NULL);
+    EXPECT_OK(natsio_options_set_reconnect_wait(o, 20, 100));
+    EXPECT_OK(natsio_options_set_authenticator(o, conformance_sign, &good, NULL));
+    natsio_client *c = connect_with(o);
+    NT_CHECK(c != NULL);
+    NT_CHECK_INT_EQ(atomic_load(&good.calls), 1);
+    NT_CHECK(good.nonces[0][0] != '\0');
+    EXPECT_OK(natsio_client_force_reconnect(c));
+    NT_CHECK(nt_wait_until(signed_twice, &good, 10000));
+    NT_CHECK(nt_wait_until(client_connected, c, 10000));
+    EXPECT_OK(natsio_client_flush(c, 2000));
+    NT_CHECK_MSG(good.nonces[1][0] != '\0' && strcmp(good.nonces[0], good.nonces[1]) != 0, "nonces %s, %s",
+                 good.nonces[0], good.nonces[1]);
+
+    natsio_client *never = SENTINEL;
+    natsio_options *wrong = options_for_url(nt_server_url(s), 2000);
+    NT_CHECK(wrong != NULL);
+    EXPECT_OK(natsio_options_set_allow_reconnect(wrong, false));
+    EXPECT_OK(natsio_options_set_authenticator(wrong, conformance_sign, &stranger, NULL));
+    EXPECT_FAILS(NATSIO_ERR_AUTHORIZATION, natsio_client_connect(wrong, &never));
+    natsio_options *refusing = options_for_url(nt_server_url(s), 2000);
+    NT_CHECK(refusing != NULL);
+    EXPECT_OK(natsio_options_set_authenticator(refusing, conformance_sign, &failing, NULL));
+    EXPECT_FAILS_NAMING(NATSIO_ERR_CONFIG, "authenticator callback", natsio_client_connect(refusing, &never));
+    NT_CHECK(never == SENTINEL);
+}
+
 static void test_behaviour_endpoint_pending_limits(void) {
     NT_CHECK(table_case("behaviour", "endpoint_pending_limits") != NULL);
     natsio_client *c = connect_client();
@@ -824,7 +959,8 @@ static const char *const C_CHECKS[] = {"api_error",  "key_revision",           "
                                        "consume_budget", "iterator_closed", "purge_deletes_zero",
                                        "sync_publish", "ack_bodies", "service_handler_failure", "kv_bind_subjects",
                                        "kv_codec", "prioritized_pull", "endpoint_pending_limits", "kv_mirror",
-                                       "server_pool"};
+                                       "server_pool", "reconnect_delay_callback",
+                                       "authenticator_callback"};
 static const char *const NOT_IN_C[] = {"callback_error"};
 
 static bool listed(const char *const *names, size_t count, const char *name) {
@@ -875,6 +1011,8 @@ int main(int argc, char **argv) {
         NT_CASE(test_behaviour_endpoint_pending_limits),
         NT_CASE(test_behaviour_kv_mirror),
         NT_CASE(test_behaviour_server_pool),
+        NT_CASE(test_behaviour_reconnect_delay_callback),
+        NT_CASE(test_behaviour_authenticator_callback),
         NT_CASE(test_every_line_has_a_c_check),
     };
     return run_cases_with_shared_server(argc, argv, "conftest", cases, NT_COUNT(cases));

@@ -666,6 +666,213 @@ static void test_server_restart_reconnects(void) {
     NT_CHECK_MSG(same, "events: %d recorded, not CONNECTED, DISCONNECTED, RECONNECTED, CLOSED", count);
 }
 
+/* ---- reconnect delay callback (nats.go's CustomReconnectDelay) ---------------- */
+
+/* What the delay callback and the events of a case saw. */
+static struct {
+    pthread_mutex_t lock;
+    int64_t args[32];
+    int calls;
+    int failed;             /* NATSIO_EVENT_RECONNECT_FAILED events */
+    natsio_status failed_status[32];
+    char failed_text[32][256];
+    bool reconnected;
+    int64_t restart_at;     /* this call waits until the test restarted the server */
+    atomic_bool restart_wanted;
+    atomic_bool restarted;
+    int64_t fail_at;        /* this call answers -5 (a failure) */
+    atomic_long released;
+} g_delay = {PTHREAD_MUTEX_INITIALIZER, {0}, 0, 0, {0}, {{0}}, false, 0, false, false, 0, 0};
+
+static void delay_reset(int64_t restart_at, int64_t fail_at) {
+    pthread_mutex_lock(&g_delay.lock);
+    g_delay.calls = 0;
+    g_delay.failed = 0;
+    g_delay.reconnected = false;
+    g_delay.restart_at = restart_at;
+    atomic_store(&g_delay.restart_wanted, false);
+    atomic_store(&g_delay.restarted, false);
+    g_delay.fail_at = fail_at;
+    pthread_mutex_unlock(&g_delay.lock);
+    atomic_store(&g_delay.released, 0);
+}
+
+/* Records its argument; answers 20 ms, -5 on the failing call, and on the
+ * call that says so first waits (bounded) until the test restarted the
+ * server (it runs on a library thread of its own, where blocking is
+ * allowed; the server is restarted by the test's thread, as the harness
+ * ties a server's life to the thread that started it). */
+static int64_t record_delay(void *user_data, int64_t attempts) {
+    (void)user_data;
+    pthread_mutex_lock(&g_delay.lock);
+    if (g_delay.calls < 32) g_delay.args[g_delay.calls] = attempts;
+    int call = ++g_delay.calls;
+    bool restart = attempts == g_delay.restart_at;
+    bool fail = call == g_delay.fail_at;
+    pthread_mutex_unlock(&g_delay.lock);
+    if (restart) {
+        atomic_store(&g_delay.restart_wanted, true);
+        int64_t deadline = nt_now_ms() + 10000;
+        while (!atomic_load(&g_delay.restarted) && nt_now_ms() < deadline) nt_sleep_ms(1);
+    }
+    return fail ? -5 : 20;
+}
+
+static void delay_released(void *user_data) {
+    (void)user_data;
+    atomic_fetch_add(&g_delay.released, 1);
+}
+
+static void record_delay_event(void *user_data, natsio_event_kind kind, natsio_status status, const char *text) {
+    (void)user_data;
+    pthread_mutex_lock(&g_delay.lock);
+    if (kind == NATSIO_EVENT_RECONNECT_FAILED && g_delay.failed < 32) {
+        g_delay.failed_status[g_delay.failed] = status;
+        snprintf(g_delay.failed_text[g_delay.failed], sizeof g_delay.failed_text[0], "%s", text ? text : "");
+        g_delay.failed++;
+    }
+    if (kind == NATSIO_EVENT_RECONNECTED) g_delay.reconnected = true;
+    pthread_mutex_unlock(&g_delay.lock);
+}
+
+static bool delay_restart_wanted(void *arg) {
+    (void)arg;
+    return atomic_load(&g_delay.restart_wanted);
+}
+
+/* Kills `own`, restarts it when the callback asks, and waits for the
+ * reconnect. */
+static bool outage_until_the_callback_asks(nt_server *own) {
+    nt_server_kill(own);
+    bool ok = nt_wait_until(delay_restart_wanted, NULL, 15000) && nt_server_restart(own) == 0;
+    atomic_store(&g_delay.restarted, true);
+    return ok;
+}
+
+static bool delay_reconnected(void *arg) {
+    (void)arg;
+    pthread_mutex_lock(&g_delay.lock);
+    bool r = g_delay.reconnected;
+    pthread_mutex_unlock(&g_delay.lock);
+    return r;
+}
+
+/* A client of `own` (and, first in the pool after a loss, `dead`, a port
+ * nobody listens on, when not NULL) paced by record_delay; `own` is
+ * killed and the client must reconnect to it. */
+static natsio_client *paced_client(nt_server *own, const char *dead) {
+    char urls[256];
+    snprintf(urls, sizeof urls, "%s%s%s", nt_server_url(own), dead ? "," : "", dead ? dead : "");
+    natsio_options *o = new_options();
+    if (o == NULL) return NULL;
+    natsio_client *c = NULL;
+    if (natsio_options_set_url(o, urls) != NATSIO_OK || natsio_options_set_no_randomize(o, true) != NATSIO_OK ||
+        natsio_options_set_max_reconnect_attempts(o, -1) != NATSIO_OK ||
+        natsio_options_set_event_callback(o, record_delay_event, NULL, NULL) != NATSIO_OK ||
+        natsio_options_set_reconnect_delay_callback(o, record_delay, NULL, delay_released) != NATSIO_OK ||
+        natsio_client_connect(o, &c) != NATSIO_OK) {
+        c = NULL;
+    }
+    return c;
+}
+
+/* One server: the callback is asked before every attempt, with 1, 2, 3
+ * (the turn through the pool); the server is back when its third call
+ * returns, and
+ * the attempt after it reconnects. No call after that. */
+static void test_reconnect_delay_callback_paces_each_turn(void) {
+    nt_server *own = nt_server_start(NULL);
+    NT_CHECK(own != NULL);
+    nt_cleanup(nt_server_stop_cb, own);
+    delay_reset(3, 0);
+    natsio_client *c = paced_client(own, NULL);
+    NT_CHECK(c != NULL);
+    NT_CHECK(outage_until_the_callback_asks(own));
+    NT_CHECK(nt_wait_until(delay_reconnected, NULL, 15000));
+    NT_CHECK(nt_wait_until(client_connected, c, 5000));
+    pthread_mutex_lock(&g_delay.lock);
+    int calls = g_delay.calls, failed = g_delay.failed;
+    int64_t a0 = g_delay.args[0], a1 = g_delay.args[1], a2 = g_delay.args[2];
+    pthread_mutex_unlock(&g_delay.lock);
+    NT_CHECK_INT_EQ(calls, 3);
+    NT_CHECK_INT_EQ(failed, 2);
+    NT_CHECK(a0 == 1 && a1 == 2 && a2 == 3);
+    natsio_client_free(c);
+    pthread_mutex_lock(&g_delay.lock);
+    calls = g_delay.calls;
+    pthread_mutex_unlock(&g_delay.lock);
+    NT_CHECK_INT_EQ(calls, 3);
+}
+
+/* Two servers (own, then a dead port): after the loss the dead one is
+ * tried first without asking, the callback is asked before own, the last
+ * of each turn. Own is back when its second call returns: calls 1, 2 and three
+ * failed attempts (dead, own, dead). A failing answer (-5, the first
+ * call here) fails the attempt it paces with NATSIO_ERR_CONFIG naming the
+ * callback, and the client goes on. */
+static void test_reconnect_delay_callback_is_asked_once_per_turn_and_may_fail(void) {
+    nt_server *own = nt_server_start(NULL);
+    NT_CHECK(own != NULL);
+    nt_cleanup(nt_server_stop_cb, own);
+    char dead[64];
+    snprintf(dead, sizeof dead, "nats://127.0.0.1:%d", nt_free_port());
+    delay_reset(2, 1);
+    natsio_client *c = paced_client(own, dead);
+    NT_CHECK(c != NULL);
+    nt_cleanup(client_free_cb, c);
+    NT_CHECK(outage_until_the_callback_asks(own));
+    NT_CHECK(nt_wait_until(delay_reconnected, NULL, 15000));
+    pthread_mutex_lock(&g_delay.lock);
+    int calls = g_delay.calls, failed = g_delay.failed;
+    int64_t a0 = g_delay.args[0], a1 = g_delay.args[1];
+    natsio_status st1 = g_delay.failed_status[1];
+    char text0[256], text1[256];
+    snprintf(text0, sizeof text0, "%s", g_delay.failed_text[0]);
+    snprintf(text1, sizeof text1, "%s", g_delay.failed_text[1]);
+    pthread_mutex_unlock(&g_delay.lock);
+    NT_CHECK_INT_EQ(calls, 2);
+    NT_CHECK(a0 == 1 && a1 == 2);
+    NT_CHECK_INT_EQ(failed, 3);
+    NT_CHECK_MSG(strstr(text0, dead) != NULL, "first failed attempt: %s", text0);
+    NT_CHECK_INT_EQ(st1, NATSIO_ERR_CONFIG);
+    NT_CHECK_MSG(contains_ci(text1, "reconnect delay callback failed (returned -5)"), "second: %s", text1);
+}
+
+/* A close does not wait for a running call of the callback (here one that
+ * holds on until the test lets it go): it returns at once, where waiting
+ * for the connection task would take its 5 s bound. */
+static void test_reconnect_delay_callback_does_not_hold_close(void) {
+    nt_server *own = nt_server_start(NULL);
+    NT_CHECK(own != NULL);
+    nt_cleanup(nt_server_stop_cb, own);
+    delay_reset(1, 0);
+    natsio_client *c = paced_client(own, NULL);
+    NT_CHECK(c != NULL);
+    nt_cleanup(client_free_cb, c);
+    nt_server_kill(own);
+    NT_CHECK(nt_wait_until(delay_restart_wanted, NULL, 10000));
+    int64_t t0 = nt_now_ms();
+    NT_CHECK_INT_EQ(natsio_client_close(c), NATSIO_OK);
+    int64_t took = nt_now_ms() - t0;
+    atomic_store(&g_delay.restarted, true);
+    NT_CHECK_MSG(took < 2000, "close took %lld ms", (long long)took);
+    NT_CHECK_INT_EQ(natsio_client_status(c), NATSIO_CONN_CLOSED);
+}
+
+/* NULL options fail without calling release; a NULL callback removes it
+ * and releases the user data at once. */
+static void test_reconnect_delay_callback_bad_input(void) {
+    atomic_store(&g_delay.released, 0);
+    NT_CHECK_INT_EQ(natsio_options_set_reconnect_delay_callback(NULL, record_delay, NULL, delay_released),
+                    NATSIO_ERR_NULL_ARGUMENT);
+    NT_CHECK_INT_EQ(atomic_load(&g_delay.released), 0);
+    natsio_options *o = new_options();
+    NT_CHECK(o != NULL);
+    NT_CHECK_INT_EQ(natsio_options_set_reconnect_delay_callback(o, record_delay, NULL, delay_released), NATSIO_OK);
+    NT_CHECK_INT_EQ(natsio_options_set_reconnect_delay_callback(o, NULL, NULL, delay_released), NATSIO_OK);
+    NT_CHECK_INT_EQ(atomic_load(&g_delay.released), 2);
+}
+
 /* A drain that starts while the client is reconnecting is a drain, not
  * NATSIO_ERR_CONNECTION_CLOSED (the client is not closed): it waits for the
  * reconnect (the server restarted while the drain waits), the publishes
@@ -1073,6 +1280,10 @@ int main(int argc, char **argv) {
         NT_CASE(test_server_killed_without_reconnect_closes),
         NT_CASE(test_server_restart_reconnects),
         NT_CASE(test_drain_while_reconnecting_completes_after_the_reconnect),
+        NT_CASE(test_reconnect_delay_callback_paces_each_turn),
+        NT_CASE(test_reconnect_delay_callback_is_asked_once_per_turn_and_may_fail),
+        NT_CASE(test_reconnect_delay_callback_does_not_hold_close),
+        NT_CASE(test_reconnect_delay_callback_bad_input),
         NT_CASE(test_status_str_every_code),
         NT_CASE(test_last_error_detail),
         NT_CASE(test_version),

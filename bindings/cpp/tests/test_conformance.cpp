@@ -884,6 +884,48 @@ void check_endpoint_pending_limits() {
     }
 }
 
+void check_reconnect_delay_callback() {
+    OwnServer s;
+    ASSERT_TRUE(s.server != nullptr);
+    std::mutex mutex;
+    std::vector<std::int64_t> args;
+    std::size_t failed = 0;
+    bool reconnected = false;
+    natsio::Options options;
+    options.set_url(nt_server_url(s.server))
+        .set_connect_timeout(2s)
+        .set_max_reconnect_attempts(-1)
+        .set_reconnect_delay_callback([&](std::int64_t attempts) {
+            std::lock_guard<std::mutex> lock(mutex);
+            args.push_back(attempts);
+            return std::chrono::milliseconds(20);
+        })
+        .on_event([&](natsio::EventKind kind, natsio::Status, std::string_view) {
+            std::lock_guard<std::mutex> lock(mutex);
+            if (kind == natsio::EventKind::ReconnectFailed) {
+                ++failed;
+            } else if (kind == natsio::EventKind::Reconnected) {
+                reconnected = true;
+            }
+        });
+    natsio::Client client = natsio::Client::connect(options);
+    nt_server_kill(s.server);
+    ASSERT_TRUE(wait_until([&] {
+        std::lock_guard<std::mutex> lock(mutex);
+        return args.size() >= 2;
+    }, 10s));
+    ASSERT_EQ(nt_server_restart(s.server), 0);
+    ASSERT_TRUE(wait_until([&] {
+        std::lock_guard<std::mutex> lock(mutex);
+        return reconnected;
+    }, 10s));
+    std::lock_guard<std::mutex> lock(mutex);
+    for (std::size_t i = 0; i < args.size(); ++i) {
+        EXPECT_EQ(args[i], static_cast<std::int64_t>(i + 1));
+    }
+    EXPECT_EQ(failed + 1, args.size());
+}
+
 void check_server_pool() {
     OwnServer a;
     OwnServer b;
@@ -952,6 +994,77 @@ void check_server_pool() {
     client.close();
 }
 
+/// A fixture's text, trimmed (seeds and keys end with a newline).
+std::string auth_fixture(const char* relative) {
+    char path[2048];
+    char* text = nt_read_file(nt_fixture_path(path, sizeof path, relative));
+    std::string result = text != nullptr ? text : "";
+    std::free(text);
+    while (!result.empty() && (result.back() == '\n' || result.back() == '\r')) {
+        result.pop_back();
+    }
+    return result;
+}
+
+void check_authenticator_callback() {
+    const std::string pub = auth_fixture("auth/nkey-user.pub");
+    const std::string seed = auth_fixture("auth/nkey-user.nk");
+    const std::string other = auth_fixture("auth/nkey-other.nk");
+    const std::string config = "authorization { users = [ { nkey: " + pub + " } ] }";
+    nt_server* raw = nt_server_start(config.c_str());
+    ASSERT_TRUE(raw != nullptr);
+    std::unique_ptr<nt_server, void (*)(nt_server*)> server(raw, &nt_server_stop);
+    const std::string url = nt_server_url(raw);
+    std::mutex mutex;
+    std::vector<std::string> nonces;
+    auto signer = [&](std::string key_seed) {
+        return [&, key_seed](std::string_view nonce) {
+            {
+                std::lock_guard<std::mutex> lock(mutex);
+                nonces.emplace_back(nonce);
+            }
+            char sig[NT_NKEY_SIG_B64_CAP];
+            if (!nt_nkey_sign_base64url(key_seed.c_str(), nonce.data(), nonce.size(), sig)) {
+                throw std::runtime_error("bad seed");
+            }
+            natsio::AuthFields fields;
+            fields.nkey = pub;
+            fields.sig = sig;
+            return fields;
+        };
+    };
+    natsio::Options options;
+    options.set_url(url).set_connect_timeout(2s).set_reconnect_wait(20ms, 100ms).set_authenticator(signer(seed));
+    natsio::Client client = natsio::Client::connect(options);
+    {
+        std::lock_guard<std::mutex> lock(mutex);
+        ASSERT_EQ(nonces.size(), 1u);
+        EXPECT_FALSE(nonces[0].empty());
+    }
+    client.force_reconnect();
+    ASSERT_TRUE(wait_until([&] {
+        std::lock_guard<std::mutex> lock(mutex);
+        return nonces.size() >= 2 && client.status() == natsio::ConnStatus::Connected;
+    }, 10s));
+    client.flush(2s);
+    {
+        std::lock_guard<std::mutex> lock(mutex);
+        EXPECT_FALSE(nonces[1].empty());
+        EXPECT_NE(nonces[0], nonces[1]);
+    }
+    client.close();
+
+    natsio::Options wrong;
+    wrong.set_url(url).set_connect_timeout(2s).set_allow_reconnect(false).set_authenticator(signer(other));
+    expect_throws<natsio::AuthorizationError>(NATSIO_ERR_AUTHORIZATION, [&] { natsio::Client::connect(wrong); });
+    natsio::Options throwing;
+    throwing.set_url(url).set_connect_timeout(2s).set_authenticator(
+        [](std::string_view) -> natsio::AuthFields { throw std::runtime_error("no key"); });
+    const std::string what = expect_throws<natsio::ConfigError>(
+        NATSIO_ERR_CONFIG, [&] { natsio::Client::connect(throwing); });
+    EXPECT_TRUE(contains(what, "authenticator callback")) << what;
+}
+
 TEST(Conformance, Behaviours) {
     const std::vector<Case> lines = cases_of("behaviour");
     EXPECT_FALSE(lines.empty());
@@ -991,6 +1104,10 @@ TEST(Conformance, Behaviours) {
             check_endpoint_pending_limits();
         } else if (name == "server_pool") {
             check_server_pool();
+        } else if (name == "reconnect_delay_callback") {
+            check_reconnect_delay_callback();
+        } else if (name == "authenticator_callback") {
+            check_authenticator_callback();
         } else {
             ADD_FAILURE() << "no C++ check for behaviour '" << name << "'";
         }

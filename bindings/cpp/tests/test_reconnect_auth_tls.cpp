@@ -369,6 +369,55 @@ TEST(Reconnect, SetServerPoolRefusesBadListsAndClosedClients) {
     unchanged();
 }
 
+// The reconnect delay handler (nats.go's CustomReconnectDelay) paces the
+// reconnect: with one server it is asked before every attempt, with 1, 2,
+// ...; an exception it throws (the first call here) fails that attempt
+// (reported as a failed attempt naming the callback, and to the error
+// handler) and the client keeps going; it reconnects once the server is
+// back, and each failed attempt had one call before it.
+TEST(Reconnect, ReconnectDelayCallbackPacesTheAttempts) {
+    ServerPtr server = start_server();
+    ASSERT_TRUE(server);
+    EventLog events;
+    std::mutex mutex;
+    std::vector<std::int64_t> args;
+    std::vector<std::string> reported;
+    natsio::Options options = fast_reconnect(nt_server_url(server.get()), events);
+    options
+        .set_reconnect_delay_callback([&](std::int64_t attempts) -> std::chrono::milliseconds {
+            std::lock_guard<std::mutex> lock(mutex);
+            args.push_back(attempts);
+            if (args.size() == 1) {
+                throw std::runtime_error("no delay today");
+            }
+            return 20ms;
+        })
+        .on_error([&](const natsio::AsyncError& e) {
+            if (e.source == natsio::AsyncError::Source::Handler) {
+                std::lock_guard<std::mutex> lock(mutex);
+                reported.push_back(e.text);
+            }
+        });
+    natsio::Client client = natsio::Client::connect(options);
+    nt_server_kill(server.get());
+    ASSERT_TRUE(wait_until([&] {
+        std::lock_guard<std::mutex> lock(mutex);
+        return args.size() >= 3;
+    }, 10s));
+    ASSERT_EQ(nt_server_restart(server.get()), 0);
+    ASSERT_TRUE(wait_until([&] { return events.ends_with(EventKind::Reconnected); }, 10s));
+    client.flush(5s);
+    std::lock_guard<std::mutex> lock(mutex);
+    for (std::size_t i = 0; i < args.size(); ++i) {
+        EXPECT_EQ(args[i], static_cast<std::int64_t>(i + 1));
+    }
+    const std::vector<std::string> failed = events.failed_attempts();
+    EXPECT_EQ(failed.size() + 1, args.size());
+    ASSERT_FALSE(failed.empty());
+    EXPECT_TRUE(contains(failed[0], "reconnect delay callback failed")) << failed[0];
+    EXPECT_EQ(reported, std::vector<std::string>{"no delay today"});
+}
+
 TEST(Reconnect, ThrowingEventHandlerIsReportedToTheErrorHandler) {
     ServerPtr server = start_server();
     ASSERT_TRUE(server);
@@ -541,6 +590,90 @@ TEST(Secured, AuthCallbacksSignTheNonce) {
     std::lock_guard<std::mutex> lock(mutex);
     ASSERT_FALSE(thrown.empty());
     EXPECT_EQ(thrown[0], "HSM unavailable");
+}
+
+// The general authenticator: an NKey user's signature of every nonce (a
+// new one after the server restarts), a wrong key refused, user/password
+// with quotes and CR LF sent intact as JSON, a throw failing the attempt.
+TEST(Secured, AuthenticatorSignsEveryNonce) {
+    const std::string pub = read_fixture("auth/nkey-user.pub");
+    const std::string seed = read_fixture("auth/nkey-user.nk");
+    ServerPtr server = start_server("authorization { users = [ { nkey: " + pub + " } ] }");
+    ASSERT_TRUE(server);
+    std::mutex mutex;
+    std::vector<std::string> nonces;
+    auto signer = [&](const std::string& key_seed) {
+        return [&, key_seed](std::string_view nonce) {
+            {
+                std::lock_guard<std::mutex> lock(mutex);
+                nonces.emplace_back(nonce);
+            }
+            char sig[NT_NKEY_SIG_B64_CAP];
+            if (!nt_nkey_sign_base64url(key_seed.c_str(), nonce.data(), nonce.size(), sig)) {
+                throw std::runtime_error("bad seed");
+            }
+            natsio::AuthFields fields;
+            fields.nkey = pub;
+            fields.sig = sig;
+            return fields;
+        };
+    };
+    EventLog events;
+    natsio::Options options = fast_reconnect(nt_server_url(server.get()), events);
+    options.set_authenticator(signer(seed));
+    natsio::Client client = natsio::Client::connect(options);
+    expect_round_trip(client, "cpp.authenticator.before");
+    ASSERT_TRUE(wait_until([&] { return client.status() == natsio::ConnStatus::Connected; }, 8s));
+    ASSERT_EQ(nt_server_restart(server.get()), 0);
+    ASSERT_TRUE(wait_until([&] {
+        std::lock_guard<std::mutex> lock(mutex);
+        return client.status() == natsio::ConnStatus::Connected && nonces.size() >= 2;
+    }, 8s));
+    expect_round_trip(client, "cpp.authenticator.after");
+    {
+        std::lock_guard<std::mutex> lock(mutex);
+        ASSERT_GE(nonces.size(), 2u);
+        EXPECT_FALSE(nonces[0].empty());
+        EXPECT_NE(nonces[0], nonces[1]);
+    }
+
+    natsio::Options stranger = no_reconnect(nt_server_url(server.get()));
+    stranger.set_authenticator(signer(read_fixture("auth/nkey-other.nk")));
+    EXPECT_THROW(natsio::Client::connect(stranger), natsio::AuthorizationError);
+
+    natsio::Options throwing = no_reconnect(nt_server_url(server.get()));
+    throwing.set_authenticator([](std::string_view) -> natsio::AuthFields {
+        throw std::runtime_error("HSM unavailable");
+    });
+    const std::string what = expect_throws<natsio::ConfigError>(
+        NATSIO_ERR_CONFIG, [&] { natsio::Client::connect(throwing); });
+    EXPECT_TRUE(contains(what, "authenticator callback failed with status 109")) << what;
+
+    natsio::Options bad;
+    EXPECT_THROW(bad.set_authenticator(nullptr), natsio::NullArgumentError);
+    bad.set_token("t");
+    EXPECT_THROW(bad.set_authenticator([](std::string_view) { return natsio::AuthFields{}; }),
+                 natsio::ConfigError);
+}
+
+TEST(Secured, AuthenticatorUserPasswordIsSentAsJson) {
+    ServerPtr server = start_server(
+        "authorization { user: alice, password: \"p\\\"w},\\\"user\\\":\\\"root\\\"}\\r\\nPUB x 1\\r\\n\" }");
+    ASSERT_TRUE(server);
+    std::atomic<int> calls{0};
+    std::string seen_nonce = "unset";
+    natsio::Options options = no_reconnect(nt_server_url(server.get()));
+    options.set_authenticator([&](std::string_view nonce) {
+        ++calls;
+        seen_nonce = std::string(nonce);
+        natsio::AuthFields fields;
+        fields.user = "alice";
+        fields.pass = "p\"w},\"user\":\"root\"}\r\nPUB x 1\r\n";
+        return fields;
+    });
+    expect_round_trip(natsio::Client::connect(options), "cpp.authenticator.json");
+    EXPECT_EQ(calls.load(), 1);
+    EXPECT_EQ(seen_nonce, "");  // a user/password server sends no nonce
 }
 
 TEST(Secured, NkeySeedAndFile) {

@@ -10,6 +10,12 @@ var (
 	// ErrUserButNoSigCB is UserJWT's error (or Connect's, for
 	// Options.UserJWT) without a signature callback.
 	ErrUserButNoSigCB = errors.New("nats: user callback defined without a signature handler")
+	// ErrNkeyButNoSigCB is Nkey's error (or Connect's, for Options.Nkey)
+	// without a signature callback.
+	ErrNkeyButNoSigCB = errors.New("nats: nkey defined without a signature handler")
+	// ErrNkeyAndUser is Connect's error for an Nkey given with a user JWT
+	// callback (UserJWT, UserCredentials, ...).
+	ErrNkeyAndUser = errors.New("nats: user callback and nkey defined")
 	// ErrClientIDNotSupported is GetClientID's error when the server's
 	// INFO has no client_id.
 	ErrClientIDNotSupported = errors.New("nats: client ID not supported by this server")

@@ -97,6 +97,10 @@ type Options struct {
 	// its error (naming the server tried), while the client keeps trying
 	// (ReconnectErrHandler).
 	ReconnectErrCB ConnErrHandler
+	// CustomReconnectDelayCB gives the wait before each turn's last
+	// reconnect attempt in place of ReconnectWait and the jitter
+	// (CustomReconnectDelay).
+	CustomReconnectDelayCB ReconnectDelayHandler
 
 	// UserInfo gives the user and password on every connect
 	// (UserInfoHandler); TokenHandler the token (TokenHandler).
@@ -107,6 +111,10 @@ type Options struct {
 	// UserJWTAndSeed set them).
 	UserJWT     UserJWTHandler
 	SignatureCB SignatureHandler
+	// Nkey is the public NKey to authenticate as, SignatureCB signing the
+	// server's nonce with its key on every connect (Nkey sets both);
+	// exclusive with UserJWT (ErrNkeyAndUser).
+	Nkey string
 
 	// The fields of the options in options_extra.go (see there what each
 	// does here) and of NoCallbacksAfterClientClose.
@@ -236,6 +244,23 @@ func ReconnectWait(t time.Duration) Option {
 
 func ReconnectJitter(jitter, jitterForTLS time.Duration) Option {
 	return func(o *Options) error { o.ReconnectJitter, o.ReconnectJitterTLS = jitter, jitterForTLS; return nil }
+}
+
+// ReconnectDelayHandler gives the wait before the next reconnect attempt,
+// given the number of turns through the server pool so far (1, 2, ...).
+type ReconnectDelayHandler func(attempts int) time.Duration
+
+// CustomReconnectDelay sets the handler that paces reconnects, as in
+// nats.go: the servers are tried in turn, and before the last server of
+// each turn (with one server, before every attempt) the client waits what
+// cb returns for that turn's number, counted from 1 on every reconnect
+// (and on the retries of RetryOnFailedConnect); ReconnectWait and the
+// jitter are then not used. cb runs on a library thread. Unlike nats.go,
+// a panic in cb does not end the program: that attempt fails
+// (ReconnectErrCB gets ErrConfig) after ReconnectWait, and the client
+// keeps trying.
+func CustomReconnectDelay(cb ReconnectDelayHandler) Option {
+	return func(o *Options) error { o.CustomReconnectDelayCB = cb; return nil }
 }
 
 func ReconnectBufSize(size int) Option {
@@ -448,6 +473,9 @@ func ErrorHandler(cb ErrHandler) Option {
 // bindingOptions are the binding's options for o, with the handlers
 // calling back with nc.
 func (o *Options) bindingOptions(nc *Conn) ([]natsio.Option, error) {
+	if err := o.checkNkey(); err != nil {
+		return nil, err
+	}
 	if o.CustomDialer != nil {
 		return nil, fmt.Errorf("%w: a custom dialer is not supported by libnatsio (its connections are made by the library, which has no hook for a program's dialer)", ErrInvalidArg)
 	}
@@ -490,23 +518,35 @@ func (o *Options) bindingOptions(nc *Conn) ([]natsio.Option, error) {
 	// Always given: 0 is no jitter, as in nats.go (GetDefaultOptions has
 	// nats.go's defaults).
 	opts = append(opts, natsio.ReconnectJitter(max(o.ReconnectJitter, 0), max(o.ReconnectJitterTLS, 0)))
+	if cb := o.CustomReconnectDelayCB; cb != nil {
+		opts = append(opts, natsio.CustomReconnectDelay(natsio.ReconnectDelayHandler(cb)))
+	}
 	if o.UserInfo != nil {
 		if o.User != "" || o.Password != "" {
 			return nil, ErrUserInfoAlreadySet
 		}
-		cb := o.UserInfo
-		opts = append(opts, natsio.UserInfoCallback(func() (string, string, error) {
-			user, password := cb()
-			return user, password, nil
-		}))
-	} else if o.User != "" || o.Password != "" {
-		opts = append(opts, natsio.UserInfo(o.User, o.Password))
 	}
-	if o.TokenHandler != nil {
-		cb := o.TokenHandler
-		opts = append(opts, natsio.TokenCallback(func() (string, error) { return cb(), nil }))
-	} else if o.Token != "" {
-		opts = append(opts, natsio.Token(o.Token))
+	if nkeyOpt, err := o.nkeyOption(nc); err != nil {
+		return nil, err
+	} else if nkeyOpt != nil {
+		// The user, password and token go with the NKey (nkeyOption).
+		opts = append(opts, nkeyOpt)
+	} else {
+		if o.UserInfo != nil {
+			cb := o.UserInfo
+			opts = append(opts, natsio.UserInfoCallback(func() (string, string, error) {
+				user, password := cb()
+				return user, password, nil
+			}))
+		} else if o.User != "" || o.Password != "" {
+			opts = append(opts, natsio.UserInfo(o.User, o.Password))
+		}
+		if o.TokenHandler != nil {
+			cb := o.TokenHandler
+			opts = append(opts, natsio.TokenCallback(func() (string, error) { return cb(), nil }))
+		} else if o.Token != "" {
+			opts = append(opts, natsio.Token(o.Token))
+		}
 	}
 	if o.credsFile != "" {
 		opts = append(opts, natsio.UserCredentials(o.credsFile))

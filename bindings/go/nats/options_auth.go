@@ -11,6 +11,7 @@ import (
 	"bytes"
 	"crypto/ed25519"
 	"encoding/base32"
+	"encoding/base64"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -217,4 +218,67 @@ func crc16(data []byte) uint16 {
 		}
 	}
 	return crc
+}
+
+// Nkey authenticates as the NKey user pubKey, sigCB signing the server's
+// nonce with its key on every connect and reconnect (on a library
+// thread); ErrNkeyButNoSigCB for a key without sigCB, and Connect returns
+// ErrNkeyAndUser when a user JWT callback is set too, as nats.go does.
+// The user, password and token of the options are sent with it.
+func Nkey(pubKey string, sigCB SignatureHandler) Option {
+	return func(o *Options) error {
+		o.Nkey = pubKey
+		o.SignatureCB = sigCB
+		if pubKey != "" && sigCB == nil {
+			return ErrNkeyButNoSigCB
+		}
+		o.nkeySeedFile = "" // the last credentials given win
+		return nil
+	}
+}
+
+// checkNkey is Connect's check of Options.Nkey, as nats.go's.
+func (o *Options) checkNkey() error {
+	if o.UserJWT != nil && o.Nkey != "" {
+		return ErrNkeyAndUser
+	}
+	if o.Nkey != "" && o.SignatureCB == nil {
+		return ErrNkeyButNoSigCB
+	}
+	return nil
+}
+
+// nkeyOption is the binding's option for Options.Nkey (nil without one):
+// one authenticator giving the CONNECT the NKey, the nonce's signature and
+// the options' user, password and token (or what UserInfo and
+// TokenHandler give), as nats.go's connectProto sends them together. A
+// callback's error is kept in nc, for Connect to return it as nats.go
+// does.
+func (o *Options) nkeyOption(nc *Conn) (natsio.Option, error) {
+	if o.Nkey == "" || o.UserJWT != nil {
+		return nil, nil
+	}
+	if o.TokenHandler != nil && o.Token != "" {
+		return nil, ErrTokenAlreadySet
+	}
+	pub, sigCB := o.Nkey, o.SignatureCB
+	user, pass, token := o.User, o.Password, o.Token
+	userInfo, tokenCB := o.UserInfo, o.TokenHandler
+	return natsio.Authenticator(func(nonce []byte) (natsio.AuthFields, error) {
+		f := natsio.AuthFields{User: user, Pass: pass, Token: token, Nkey: pub}
+		if userInfo != nil {
+			f.User, f.Pass = userInfo()
+		}
+		sig, err := sigCB(nonce)
+		if err != nil {
+			err = fmt.Errorf("error signing nonce: %w", err)
+			nc.authErr.Store(&err)
+			return f, err
+		}
+		f.Sig = base64.RawURLEncoding.EncodeToString(sig)
+		if tokenCB != nil {
+			f.Token = tokenCB()
+		}
+		return f, nil
+	}), nil
 }

@@ -265,14 +265,34 @@ async function apiRequest(client, subj, body) {
 /** A request to JetStream over the connection of `client` (with `headers`
  * if given, within `timeout` or the client's), no responders read as
  * JetStream not being enabled, as nats.js's. */
-async function jsRequest(client, subj, data, headers, timeout) {
+async function jsRequest(client, subj, data, headers, timeout, retries) {
   const opts = { timeout: timeout || client._timeout };
   if (headers) opts.headers = headers;
+  const noResponders = (e) => e instanceof core.errors.RequestError && e.isNoResponders();
   try {
-    return await client.nc.request(subj, data, opts);
+    return await withRetries(retries, () => client.nc.request(subj, data, opts), (e) => e instanceof core.errors.TimeoutError || noResponders(e));
   } catch (e) {
-    if (e instanceof core.errors.RequestError && e.isNoResponders()) throw new JetStreamNotEnabled('jetstream is not enabled', { cause: e });
+    if (noResponders(e)) throw new JetStreamNotEnabled('jetstream is not enabled', { cause: e });
     throw e;
+  }
+}
+
+/** nats.js's retry loop of a JetStream publish: `attempt()` up to
+ * `retries` times (its count of attempts, default 1; it loops `i <
+ * retries`, so 2.5 makes 3), again after a failure `retryable(e)` accepts
+ * (nats.js: a timeout or no responders) with nats.js's backoff between
+ * (0, 250, 250, 500, 500, 3000 then 5000 ms, jittered); the last failure
+ * is thrown. */
+async function withRetries(retries, attempt, retryable) {
+  const attempts = retries || 1;
+  const bo = core.backoff();
+  for (let i = 0; ; i++) {
+    try {
+      return await attempt();
+    } catch (e) {
+      if (!retryable(e) || !(i + 1 < attempts)) throw e;
+      await core.delay(bo.backoff(i));
+    }
   }
 }
 
@@ -1435,15 +1455,9 @@ function scheduleHeaders(subj, opts) {
   return out;
 }
 
-/** The binding's retryAttempts of nats.js's `retries`: nats.js's is the
- * number of attempts (default 1: no retry; it loops `i < retries`, so 2.5
- * makes 3), the binding's the retries after the first. Absent or at most 1:
- * 0, no retry, as nats.js (the binding's own default would be 2). */
-function retryAttempts(retries) {
-  if (typeof retries !== 'number' || !(retries > 1)) return 0;
-  return Math.min(Math.ceil(retries) - 1, 2 ** 31 - 1);
-}
-
+/** The binding's options of a nats.js publish. Retries are compat's own
+ * (withRetries, as nats.js retries timeouts too, with its backoff): the
+ * binding retries nothing (its own default would be 2 retries). */
 function publishOptions(subj, opts) {
   if (!opts) return { retryAttempts: 0 };
   let headers = hdrsTo(opts.headers);
@@ -1453,7 +1467,7 @@ function publishOptions(subj, opts) {
     headers = new Map(headers instanceof Map ? headers : Object.entries(headers ?? {}));
     for (const [k, v] of added) headers.set(k, [v]);
   }
-  const o = { headers, msgID: opts.msgID, timeout: opts.timeout, ttl: opts.ttl, retryAttempts: retryAttempts(opts.retries) };
+  const o = { headers, msgID: opts.msgID, timeout: opts.timeout, ttl: opts.ttl, retryAttempts: 0 };
   if (opts.expect) {
     o.expect = {
       stream: opts.expect.streamName,
@@ -1502,8 +1516,8 @@ class BatchImpl {
     return h;
   }
 
-  _request(subj, data, h, timeout) {
-    return jsRequest(this._js, subj, data ?? core.Empty, h, timeout);
+  _request(subj, data, h, timeout, retries) {
+    return jsRequest(this._js, subj, data ?? core.Empty, h, timeout, retries);
   }
 
   /** Adds a message; with {ack: true} resolves once the server took it
@@ -1512,7 +1526,8 @@ class BatchImpl {
     if (this._done) throw new Error('batch publisher is done');
     const h = this._headers(subj, opts);
     if (opts.ack === true) {
-      return this._request(subj, data, h, opts.timeout).then(
+      // Only the first message (startBatch) retries, as in nats.js.
+      return this._request(subj, data, h, opts.timeout, this.count === 1 ? opts.retries : undefined).then(
         (m) => {
           if (m.data.length > 0) parseJsResponse(m);
         },
@@ -1572,7 +1587,9 @@ class JetStreamClientImpl {
   }
 
   async publish(subj, data = core.Empty, opts) {
-    return publishAck(await jsCall(this._js.publish(subj, data ?? core.Empty, publishOptions(subj, opts)), subj));
+    const o = publishOptions(subj, opts);
+    const retryable = (e) => e instanceof natsio.NatsError && ['TIMEOUT', 'NO_STREAM_RESPONSE', 'NO_RESPONDERS'].includes(e.code);
+    return publishAck(await jsCall(withRetries(opts?.retries, () => this._js.publish(subj, data ?? core.Empty, o), retryable), subj));
   }
 
   async jetstreamManager(checkAPI) {

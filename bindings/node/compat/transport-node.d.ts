@@ -223,6 +223,11 @@ export interface ConnectionOptions {
   reconnectTimeWait?: number;
   reconnectJitter?: number;
   reconnectJitterTLS?: number;
+  /** Milliseconds to wait before the next reconnect attempt (in place of
+   * reconnectTimeWait and the jitter); asked before the last server of
+   * each turn through the pool (with one server, before every attempt),
+   * not on the first connect. */
+  reconnectDelayHandler?: () => number;
   pingInterval?: number;
   maxPingOut?: number;
   noRandomize?: boolean;

@@ -1099,15 +1099,19 @@ class NatsConnectionImpl {
 }
 
 // ---------------------------------------------------------------------------
-// Authenticators: nats.js's factories return functions of the nonce; these
-// carry what connect() hands to the binding's own options.
+// Authenticators: nats.js's Authenticator is a function of the nonce
+// giving the CONNECT's credentials (Auth: user, pass, auth_token, jwt, nkey,
+// sig). This module's factories make such functions, computing what
+// nats.js's do; one whose arguments are all values (no functions) also
+// carries a description (AUTH) that connect() hands to the binding's own
+// options, so the core reads seeds and creds itself and signs there. Any
+// other authenticator (a program's own, or a factory given functions) is
+// called, with the others, on every connect and reconnect through the
+// binding's `authenticator`, as nats.js calls them.
 
 const AUTH = Symbol('natsio.auth');
 
-function authenticator(opts) {
-  const fn = () => {
-    throw new InvalidOperationError('natsio authenticators are read by connect(), not called');
-  };
+function described(fn, opts) {
   fn[AUTH] = opts;
   return fn;
 }
@@ -1116,50 +1120,142 @@ function text(v) {
   return typeof v === 'string' ? v : decoder.decode(v);
 }
 
-// A function is passed on: the binding calls it on every connect and
-// reconnect, as nats.js does.
+const call = (v) => (typeof v === 'function' ? v() : v);
+const isFn = (v) => typeof v === 'function';
+
+// NKeys, as @nats-io/nkeys encodes them: base32 (RFC 4648, no padding) of
+// a prefix, the key and a CRC-16 (XMODEM, little-endian).
+const BASE32 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567';
+
+function base32Decode(s) {
+  const out = [];
+  let bits = 0;
+  let value = 0;
+  for (const c of s) {
+    const i = BASE32.indexOf(c);
+    if (i < 0) throw new Error('nkeys: invalid encoding');
+    value = ((value << 5) | i) & 0xffff;
+    bits += 5;
+    if (bits >= 8) {
+      out.push((value >>> (bits - 8)) & 0xff);
+      bits -= 8;
+    }
+  }
+  return Buffer.from(out);
+}
+
+function base32Encode(bytes) {
+  let out = '';
+  let bits = 0;
+  let value = 0;
+  for (const b of bytes) {
+    value = ((value << 8) | b) & 0xffff;
+    bits += 8;
+    while (bits >= 5) {
+      out += BASE32[(value >>> (bits - 5)) & 31];
+      bits -= 5;
+    }
+  }
+  if (bits > 0) out += BASE32[(value << (5 - bits)) & 31];
+  return out;
+}
+
+function crc16(bytes) {
+  let crc = 0;
+  for (const b of bytes) {
+    crc ^= b << 8;
+    for (let i = 0; i < 8; i++) crc = crc & 0x8000 ? ((crc << 1) ^ 0x1021) & 0xffff : (crc << 1) & 0xffff;
+  }
+  return crc;
+}
+
+/** The key pair of an NKey seed ("S" + type, 58 characters): its public
+ * key ("U...") and a signer. Throws on a malformed seed, as nkeys does. */
+function nkeyPair(seed) {
+  const raw = base32Decode(text(seed).trim());
+  if (raw.length !== 36 || crc16(raw.subarray(0, 34)) !== raw.readUInt16LE(34) || raw[0] >> 3 !== 18) {
+    throw new Error('nkeys: invalid seed');
+  }
+  const type = ((raw[0] & 7) << 5) | (raw[1] >> 3);
+  const pkcs8 = Buffer.concat([Buffer.from('302e020100300506032b657004220420', 'hex'), raw.subarray(2, 34)]);
+  const key = crypto.createPrivateKey({ key: pkcs8, format: 'der', type: 'pkcs8' });
+  const spki = crypto.createPublicKey(key).export({ format: 'der', type: 'spki' });
+  const pub = Buffer.concat([Buffer.from([type]), spki.subarray(spki.length - 32)]);
+  const crc = Buffer.alloc(2);
+  crc.writeUInt16LE(crc16(pub));
+  return {
+    publicKey: base32Encode(Buffer.concat([pub, crc])),
+    sign: (data) => crypto.sign(null, data, key),
+  };
+}
+
+/** nats.js's NKeyAuth for the nonce: the public key, and the nonce signed
+ * (standard base64, as nats.js encodes it) when there is one. */
+function nkeyAuth(seed, nonce) {
+  const kp = seed ? nkeyPair(seed) : undefined;
+  const nkey = kp ? kp.publicKey : '';
+  const sig = kp !== undefined && nonce ? kp.sign(Buffer.from(nonce)).toString('base64') : '';
+  return { nkey, sig };
+}
+
+/** The JWT and the seed of a .creds file's text, as nats.js parses it. */
+function parseCreds(creds) {
+  const CREDS = /\s*(?:(?:[-]{3,}[^\n]*[-]{3,}\n)(.+)(?:\n\s*[-]{3,}[^\n]*[-]{3,}\n))/gi;
+  const s = text(creds);
+  const jwt = CREDS.exec(s);
+  const seed = jwt && CREDS.exec(s);
+  if (!seed) throw new Error('unable to parse credentials');
+  return { jwt: jwt[1].trim(), seed: seed[1].trim() };
+}
+
 function usernamePasswordAuthenticator(user, pass) {
-  return authenticator({ user, pass });
+  // Functions are passed on as they are: the binding calls them on every
+  // connect and reconnect.
+  return described(() => ({ user: call(user), pass: call(pass) }), { user, pass });
 }
 
 function tokenAuthenticator(token) {
-  return authenticator({ token });
+  return described(() => ({ auth_token: call(token) }), { token });
 }
 
 function nkeyAuthenticator(seed) {
-  return authenticator({ nkeySeed: text(typeof seed === 'function' ? seed() : seed) });
+  const fn = (nonce) => nkeyAuth(call(seed), nonce);
+  return isFn(seed) || !seed ? fn : described(fn, { nkeySeed: text(seed) });
 }
 
 function credsAuthenticator(creds) {
-  return authenticator({ creds: text(typeof creds === 'function' ? creds() : creds) });
+  // As nats.js: the JWT and the seed each parse the creds (a function is
+  // called twice per connect).
+  const fn = jwtAuthenticator(() => parseCreds(call(creds)).jwt, () => parseCreds(call(creds)).seed);
+  return isFn(creds) ? fn : described(fn, { creds: text(creds) });
 }
 
 function jwtAuthenticator(jwt, seed) {
-  const j = text(typeof jwt === 'function' ? jwt() : jwt);
-  const s = seed ? text(typeof seed === 'function' ? seed() : seed) : '';
-  const creds = `-----BEGIN NATS USER JWT-----\n${j}\n------END NATS USER JWT------\n\n-----BEGIN USER NKEY SEED-----\n${s}\n------END USER NKEY SEED------\n`;
-  return authenticator({ creds });
+  const fn = (nonce) => ({ jwt: call(jwt), ...nkeyAuth(call(seed), nonce) });
+  if (isFn(jwt) || isFn(seed)) return fn;
+  const s = seed ? text(seed) : '';
+  const creds = `-----BEGIN NATS USER JWT-----\n${text(jwt)}\n------END NATS USER JWT------\n\n-----BEGIN USER NKEY SEED-----\n${s}\n------END USER NKEY SEED------\n`;
+  return described(fn, { creds });
 }
 
-/** What the options' `authenticator` (one or a list) asks for, each made
- * by one of this module's authenticator factories (else
- * InvalidArgumentError). */
+/** The options' `authenticator` (one or a list) as a list of functions
+ * (else InvalidArgumentError, as nats.js requires functions). */
 function authenticatorsOf(opts) {
   return (opts.authenticator === undefined ? [] : [].concat(opts.authenticator)).map((a) => {
-    if (!a?.[AUTH]) throw new InvalidArgumentError('natsio: authenticator must come from one of natsio/transport-node\'s authenticator factories');
-    return a[AUTH];
+    if (typeof a !== 'function') throw new InvalidArgumentError('natsio: authenticator must be a function (nonce?: string) => Auth');
+    return a;
   });
 }
 
 /** nats.js's buildAuthenticator(): one authenticator from the options'
  * `authenticator` (one or a list), `token` and `user`/`pass`, later ones
- * overriding what earlier ones set, as nats.js merges their results. Like
- * every natsio authenticator it is read by connect(), not called. */
+ * overriding what earlier ones set, as nats.js merges their results. */
 function buildAuthenticator(opts) {
   const parts = authenticatorsOf(opts);
-  if (opts.token) parts.push({ token: opts.token });
-  if (opts.user) parts.push({ user: opts.user, pass: opts.pass });
-  return authenticator(Object.assign({}, ...parts));
+  if (opts.token) parts.push(tokenAuthenticator(opts.token));
+  if (opts.user) parts.push(usernamePasswordAuthenticator(opts.user, opts.pass));
+  const merged = (nonce) => Object.assign({}, ...parts.map((a) => a(nonce) || {}));
+  return parts.every((a) => a[AUTH]) ? described(merged, Object.assign({}, ...parts.map((a) => a[AUTH]))) : merged;
 }
 
 /** nats.js's wsUrlParseFn(): a server as the WebSocket URL nats.js dials:
@@ -1228,6 +1324,14 @@ function bindingOptions(opts) {
   }
   o.maxReconnectAttempts ??= DEFAULT_MAX_RECONNECT_ATTEMPTS;
   if (opts.reconnectJitterTLS !== undefined) o.reconnectJitterTls = opts.reconnectJitterTLS;
+  if (opts.reconnectDelayHandler !== undefined) {
+    // nats.js's () => number, called without arguments; the binding asks
+    // it before each turn's last attempt (nats.go's rule, not nats.js's
+    // per-server wait: see the README). Not a function: the binding's
+    // TypeError, nats.js's text.
+    const handler = opts.reconnectDelayHandler;
+    o.reconnectDelayHandler = typeof handler === 'function' ? () => handler() : handler;
+  }
   if (opts.maxPingOut !== undefined) o.maxPingsOut = opts.maxPingOut;
   if (opts.ignoreClusterUpdates !== undefined) o.ignoreDiscoveredServers = opts.ignoreClusterUpdates;
   if (opts.tls) {
@@ -1243,7 +1347,29 @@ function bindingOptions(opts) {
     };
   }
   let tmpCreds;
-  for (const given of authenticatorsOf(opts)) {
+  const authenticators = authenticatorsOf(opts);
+  if (!authenticators.every((a) => a[AUTH])) {
+    // Called by the binding on every (re)connect, merged as nats.js's
+    // buildAuthenticator merges them: the authenticators, then the token,
+    // then user/pass. A throw is kept for connect() to reject with.
+    const parts = [...authenticators];
+    if (opts.token) parts.push(tokenAuthenticator(opts.token));
+    if (opts.user) parts.push(usernamePasswordAuthenticator(opts.user, opts.pass));
+    delete o.user;
+    delete o.pass;
+    delete o.token;
+    const thrown = {};
+    o.authenticator = parts.map((a) => (nonce) => {
+      try {
+        return a(nonce);
+      } catch (e) {
+        thrown.error = e;
+        throw e;
+      }
+    });
+    return { o, tmpCreds, thrown };
+  }
+  for (const given of authenticators.map((a) => a[AUTH])) {
     const { creds, ...rest } = given;
     if (creds !== undefined) {
       // The binding reads credentials from a file (on every connect).
@@ -1271,12 +1397,14 @@ function normalizeServers(opts) {
 /** nats.js's connect(): resolves with a NatsConnection. */
 async function connect(opts) {
   opts = normalizeServers(opts ?? { servers: [] });
-  const { o, tmpCreds } = bindingOptions(opts);
+  const { o, tmpCreds, thrown } = bindingOptions(opts);
   let nc;
   try {
     nc = await natsio.connect(o);
   } catch (e) {
     if (tmpCreds) fs.rmSync(path.dirname(tmpCreds), { recursive: true, force: true });
+    // An authenticator that threw: nats.js rejects with what it threw.
+    if (thrown?.error !== undefined && e instanceof natsio.ConfigError) throw thrown.error;
     throw coreError(e);
   }
   const conn = new NatsConnectionImpl(nc, { ...opts });

@@ -1,7 +1,9 @@
 /*
- * Authentication callbacks (natsio_options_set_auth_callbacks, and the
- * user/password and token callbacks): the user JWT and the nonce
- * signature, or the user and password, or the token, come from JavaScript.
+ * Authentication callbacks (natsio_options_set_auth_callbacks, the
+ * user/password and token callbacks, and the general authenticator of
+ * natsio_options_set_authenticator): the user JWT and the nonce signature,
+ * or the user and password, or the token, or all the CONNECT's fields,
+ * come from JavaScript.
  *
  *   library thread, during a (re)connect (jwt_cb / sign_cb)
  *       -> a request is handed to the JS thread through this connection's
@@ -28,7 +30,14 @@
 #include <string.h>
 #include <time.h>
 
-enum { AUTH_JWT = 0, AUTH_SIGN = 1, ASK_STATS = 2, AUTH_USER_PASSWORD = 3, AUTH_TOKEN = 4 };
+enum { AUTH_JWT = 0, AUTH_SIGN = 1, ASK_STATS = 2, AUTH_USER_PASSWORD = 3, AUTH_TOKEN = 4, AUTH_FIELDS = 5 };
+/* The reconnect delay (natsio_options_set_reconnect_delay_callback) is
+ * asked the same way: the turn goes as the request's 8 "nonce" bytes, the
+ * answer (a double, milliseconds) comes back in its first 8 "sig" bytes. */
+enum { ASK_DELAY = 6 };
+
+/* The fields of natsio_auth_fields, in the order of index.js's answer. */
+enum { N_FIELDS = 6 };
 
 typedef struct auth_cb {
     pthread_mutex_t mu;
@@ -37,6 +46,7 @@ typedef struct auth_cb {
     int64_t timeout_ms;
     pthread_t js_thread; /* where no call may wait for JS */
     char *jwt; /* the last JWT returned to the library (valid until the next call) */
+    char *fields[N_FIELDS]; /* the last fields given (AUTH_FIELDS), likewise */
 } auth_cb;
 
 typedef struct auth_req {
@@ -50,8 +60,16 @@ typedef struct auth_req {
     bool answered; /* JS thread only: authReply ran */
     int32_t status;
     char *jwt;
+    char *fields[N_FIELDS]; /* AUTH_FIELDS: user, pass, token, jwt, nkey, sig */
     uint8_t sig[64];
 } auth_req;
+
+static void free_fields(char **fields) {
+    for (int i = 0; i < N_FIELDS; i++) {
+        free(fields[i]);
+        fields[i] = NULL;
+    }
+}
 
 static void auth_cb_unref(auth_cb *a) {
     pthread_mutex_lock(&a->mu);
@@ -59,6 +77,7 @@ static void auth_cb_unref(auth_cb *a) {
     pthread_mutex_unlock(&a->mu);
     if (left) return;
     free(a->jwt);
+    free_fields(a->fields);
     pthread_mutex_destroy(&a->mu);
     free(a);
 }
@@ -70,6 +89,7 @@ static void req_unref(auth_req *r) {
     if (left) return;
     free(r->nonce);
     free(r->jwt);
+    free_fields(r->fields);
     pthread_cond_destroy(&r->cv);
     pthread_mutex_destroy(&r->mu);
     free(r);
@@ -211,6 +231,30 @@ static natsio_status on_sign(void *user_data, const uint8_t *nonce, size_t nonce
     return st;
 }
 
+/* natsio_authenticator_cb: the fields come from JS (an array of six
+ * strings or nulls), kept until the next call or the release. */
+static natsio_status on_fields(void *user_data, const uint8_t *nonce, size_t nonce_len, natsio_auth_fields *out) {
+    auth_cb *a = user_data;
+    auth_req *r = ask_js(a, AUTH_FIELDS, nonce, nonce_len);
+    if (!r) return NATSIO_ERR_INTERNAL;
+    int32_t st = r->status;
+    if (st == NATSIO_OK) {
+        pthread_mutex_lock(&a->mu);
+        free_fields(a->fields);
+        memcpy(a->fields, r->fields, sizeof a->fields);
+        memset(r->fields, 0, sizeof r->fields);
+        out->user = a->fields[0];
+        out->pass = a->fields[1];
+        out->token = a->fields[2];
+        out->jwt = a->fields[3];
+        out->nkey = a->fields[4];
+        out->sig = a->fields[5];
+        pthread_mutex_unlock(&a->mu);
+    }
+    req_unref(r);
+    return st;
+}
+
 /* natsio_release_cb: no client or options object uses the callbacks any
  * more (any thread). */
 static void on_release(void *user_data) {
@@ -251,11 +295,17 @@ static void call_js(napi_env env, napi_value js_cb, void *context, void *data) {
     }
     napi_value args[3], result;
     napi_create_int32(env, r->kind, &args[0]);
-    if (r->kind == AUTH_SIGN) {
+    if (r->kind == ASK_DELAY) {
+        int64_t attempts = 0;
+        memcpy(&attempts, r->nonce, sizeof attempts);
+        napi_create_int64(env, attempts, &args[1]);
+    } else if (r->kind == AUTH_SIGN) {
         void *copy;
         napi_create_buffer_copy(env, r->nonce_len, r->nonce, &copy, &args[1]);
-    } else if (r->kind == ASK_STATS) {
+    } else if (r->kind == ASK_STATS || (r->kind == AUTH_FIELDS && r->nonce_len > 0)) {
         napi_create_string_utf8(env, (const char *)r->nonce, r->nonce_len, &args[1]);
+    } else if (r->kind == AUTH_FIELDS) {
+        napi_get_undefined(env, &args[1]); /* no nonce: undefined, as nats.js gives it */
     } else {
         napi_get_null(env, &args[1]);
     }
@@ -288,7 +338,17 @@ EXPORT(js_auth_reply) {
     r->answered = true;
     napi_valuetype t = napi_undefined;
     napi_typeof(env, argv[1], &t);
-    if (r->kind == ASK_STATS) {
+    if (r->kind == ASK_DELAY) {
+        /* milliseconds: a number that is not NaN (index.js checked it) */
+        double v = 0;
+        uint8_t answer[64] = {0};
+        if (t == napi_number && napi_get_value_double(env, argv[1], &v) == napi_ok && v == v) {
+            memcpy(answer, &v, sizeof v);
+            req_complete(r, NATSIO_OK, NULL, answer);
+        } else {
+            req_complete(r, NATSIO_ERR_INVALID_ARGUMENT, NULL, NULL);
+        }
+    } else if (r->kind == ASK_STATS) {
         /* JSON text, or no data (undefined: none, or the handler failed) */
         char *json = NULL;
         if (t == napi_string && get_opt_string(env, argv[1], &json) && json)
@@ -317,6 +377,21 @@ EXPORT(js_auth_reply) {
         }
         free(user);
         free(password);
+    } else if (r->kind == AUTH_FIELDS) {
+        /* [user, pass, token, jwt, nkey, sig], each a string or null
+         * (index.js checked them) */
+        bool is_array = false;
+        uint32_t n = 0;
+        napi_is_array(env, argv[1], &is_array);
+        if (is_array) napi_get_array_length(env, argv[1], &n);
+        bool ok = is_array && n == N_FIELDS;
+        for (uint32_t i = 0; ok && i < N_FIELDS; i++) {
+            napi_value v;
+            ok = napi_get_element(env, argv[1], i, &v) == napi_ok && get_opt_string(env, v, &r->fields[i]);
+        }
+        /* Only this thread writes the fields before req_complete. */
+        if (!ok) free_fields(r->fields);
+        req_complete(r, ok ? NATSIO_OK : NATSIO_ERR_INVALID_ARGUMENT, NULL, NULL);
     } else if (r->kind == AUTH_JWT || r->kind == AUTH_TOKEN) {
         char *jwt = NULL;
         if (t == napi_string && get_opt_string(env, argv[1], &jwt) && jwt && *jwt) {
@@ -386,8 +461,42 @@ bool set_auth_callbacks(napi_env env, natsio_options *o, napi_value handler, int
     if (!a) return false;
     int32_t st = kind == AUTH_USER_PASSWORD ? natsio_options_set_user_password_callback(o, on_user_password, a, on_release)
                  : kind == AUTH_TOKEN       ? natsio_options_set_token_callback(o, on_token, a, on_release)
+                 : kind == AUTH_FIELDS      ? natsio_options_set_authenticator(o, on_fields, a, on_release)
                                             : natsio_options_set_auth_callbacks(o, on_jwt, on_sign, a, on_release);
     return st == NATSIO_OK || ask_cb_failed(env, a, st);
+}
+
+/* natsio_reconnect_delay_cb: the wait JS gives for turn `attempts`. No
+ * answer in time (the event loop busy past the bound, or gone): the
+ * library's own delay; a failed handler (it threw or gave no number):
+ * a failure, which fails that attempt. */
+static int64_t on_delay(void *user_data, int64_t attempts) {
+    auth_cb *a = user_data;
+    auth_req *r = ask_js(a, ASK_DELAY, (const uint8_t *)&attempts, sizeof attempts);
+    if (!r) return NATSIO_RECONNECT_DELAY_DEFAULT;
+    int64_t ms = -2;
+    if (r->status == NATSIO_OK) {
+        double v = 0;
+        memcpy(&v, r->sig, sizeof v);
+        ms = v <= 0 ? 0 : v >= 9.0e18 ? INT64_MAX : (int64_t)v + ((double)(int64_t)v < v);
+    } else if (r->status == NATSIO_ERR_TIMEOUT || r->status == NATSIO_ERR_CANCELLED) {
+        ms = NATSIO_RECONNECT_DELAY_DEFAULT;
+    }
+    req_unref(r);
+    return ms;
+}
+
+/* optionsSetReconnectDelay(options, handler, timeoutMs): handler(kind,
+ * attempts, request) answers with authReply(request, ms | undefined). */
+EXPORT(js_options_set_reconnect_delay) {
+    ARGS(3);
+    natsio_options *o = get_options(env, argv[0]);
+    if (!o) return NULL;
+    auth_cb *a = ask_cb_new(env, argv[1], get_i64(env, argv[2], 0), "natsio.reconnectDelay");
+    if (!a) return NULL;
+    int32_t st = natsio_options_set_reconnect_delay_callback(o, on_delay, a, on_release);
+    if (st != NATSIO_OK) ask_cb_failed(env, a, st);
+    return NULL;
 }
 
 /* natsio_service_stats_cb: the endpoint's data from JS (malloc'ed JSON),

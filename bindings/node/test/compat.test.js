@@ -204,6 +204,45 @@ test("js.publish's retries is nats.js's: as many messages go out to a subject no
   }
 });
 
+test("js.publish and startBatch retry as nats.js does: a timeout as well as no responders, as many messages as retries, then the same error", async () => {
+  const theirs = await require('@nats-io/transport-node').connect({ servers: server.url });
+  const ours = await require('natsio/transport-node').connect({ servers: server.url });
+  // A subscriber that never answers: each request to its subject times out.
+  const silent = await require('@nats-io/transport-node').connect({ servers: server.url });
+  silent.subscribe('compat.retry.silent', () => {});
+  await silent.flush();
+  const clients = {
+    'nats.js': { nc: theirs, js: require('@nats-io/jetstream').jetstream(theirs) },
+    natsio: { nc: ours, js: require('natsio/jetstream').jetstream(ours) },
+  };
+  const cases = [
+    ['publish, silent', (js, retries) => js.publish('compat.retry.silent', 'x', { retries, timeout: 200 })],
+    ['startBatch, silent', (js, retries) => js.startBatch('compat.retry.silent', 'x', { retries, timeout: 200 })],
+    ['startBatch, no stream', (js, retries) => js.startBatch('compat.retry.nostream', 'x', { retries, timeout: 200 })],
+  ];
+  try {
+    for (const [what, call] of cases) {
+      for (const retries of [1, 3]) {
+        const sent = {};
+        const errors = {};
+        for (const [who, { nc, js }] of Object.entries(clients)) {
+          const before = nc.stats().outMsgs;
+          const e = await call(js, retries).then(() => null, (e) => e);
+          sent[who] = nc.stats().outMsgs - before;
+          assert.ok(e instanceof Error, `${who}, ${what}, retries ${retries}: ${e}`);
+          errors[who] = `${e.name}: ${e.message}`;
+        }
+        assert.deepEqual(sent, { 'nats.js': retries, natsio: retries }, `messages sent: ${what}, retries ${retries}`);
+        assert.equal(errors.natsio, errors['nats.js'], `the error: ${what}, retries ${retries}`);
+      }
+    }
+  } finally {
+    await ours.close();
+    await theirs.close();
+    await silent.close();
+  }
+});
+
 test("ObjectInfo.revision is nats.js's: what natsio/obj's put, link and info report, nats.js's info() reports for the same object, and the other way round", async () => {
   const theirs = await require('@nats-io/transport-node').connect({ servers: server.url });
   const ours = await require('natsio/transport-node').connect({ servers: server.url });
@@ -310,7 +349,12 @@ test('authenticators: user/password and token reach the server; a wrong password
       maxReconnectAttempts: 0,
     }).catch((e) => e);
     assert.ok(bad instanceof errors.AuthorizationError, `${bad?.name}: ${bad?.message}`);
-    await assert.rejects(connect({ servers: users.url, authenticator: () => ({}) }), errors.InvalidArgumentError);
+    // A program's own authenticator (nats.js's Authenticator) is called
+    // as nats.js calls it; what is not a function is refused.
+    const c = await connect({ servers: users.url, authenticator: () => ({ user: 'ann', pass: 's3cret' }) });
+    await c.flush();
+    await c.close();
+    await assert.rejects(connect({ servers: users.url, authenticator: { user: 'ann' } }), errors.InvalidArgumentError);
   } finally {
     await users.stop();
     await tokens.stop();
@@ -437,6 +481,57 @@ async function movedByPool(mod, a, b, dead) {
     await watching;
   }
 }
+
+/** `mod`'s client (@nats-io or natsio) of its own server S, with a
+ * reconnectDelayHandler answering `wait` ms: S is stopped, and restarted
+ * once three attempts were told ('reconnecting'); what the handler was
+ * called with, the times of the attempts told, and the server the client
+ * reconnected to. */
+async function pacedByHandler(mod, wait) {
+  const { connect } = require(`${mod}/transport-node`);
+  const s = await startServer();
+  const calls = [];
+  const nc = await connect({
+    servers: `127.0.0.1:${s.port}`,
+    maxReconnectAttempts: -1,
+    reconnectDelayHandler: (...args) => {
+      calls.push(args);
+      return wait;
+    },
+  });
+  const attempts = [];
+  let reconnected;
+  const watching = (async () => {
+    for await (const st of nc.status()) {
+      if (st.type === 'reconnecting') attempts.push(Date.now());
+      else if (st.type === 'reconnect') reconnected = st.server;
+    }
+  })();
+  try {
+    await s.stop();
+    await eventually(() => attempts.length >= 3, 10000, `${mod}: three attempts`);
+    await s.restart();
+    await eventually(() => reconnected !== undefined, 10000, `${mod}: reconnected`);
+    return { calls, attempts, reconnected, port: s.port };
+  } finally {
+    await nc.close();
+    await watching;
+    await s.stop();
+  }
+}
+
+test("reconnectDelayHandler paces the reconnect attempts as nats.js's: called without arguments, its answer spaces the attempts, the client reconnects when the server is back; not a function is nats.js's TypeError", async () => {
+  for (const mod of ['@nats-io', 'natsio']) {
+    const { calls, attempts, reconnected, port } = await pacedByHandler(mod, 300);
+    assert.ok(calls.length >= 2 && calls.every((args) => args.length === 0), `${mod}: ${JSON.stringify(calls)}`);
+    for (let i = 1; i < 3; i++) {
+      assert.ok(attempts[i] - attempts[i - 1] >= 250, `${mod}: attempts ${attempts[i] - attempts[i - 1]} ms apart`);
+    }
+    assert.equal(reconnected, `127.0.0.1:${port}`, mod);
+    const { connect } = require(`${mod}/transport-node`);
+    await assert.rejects(connect({ servers: `127.0.0.1:${server.port}`, reconnectDelayHandler: 300 }), (e) => e instanceof TypeError && e.message === "'reconnectDelayHandler' must be a function", mod);
+  }
+});
 
 test('setServers([dead, B]) then reconnect(): the connection stays on A until then, ends on B, getServers() counts the dead server\'s failed attempt, and status() tells each attempt as "reconnecting"; as nats.js', async () => {
   const [a, b] = [await startServer(), await startServer()];

@@ -450,6 +450,88 @@ const behaviours = {
       await b.stop();
     }
   },
+  async reconnect_delay_callback() {
+    const s = await startServer();
+    const args = [];
+    let failed = 0;
+    let reconnected = false;
+    const nc = await nats.connect({
+      servers: s.url,
+      maxReconnectAttempts: -1,
+      reconnectDelayHandler: (attempts) => {
+        args.push(attempts);
+        return 20;
+      },
+    });
+    nc.on('reconnectFailed', () => failed++);
+    nc.on('reconnect', () => (reconnected = true));
+    try {
+      await s.stop();
+      await eventually(() => args.length >= 2, 10000, 'two calls of the handler');
+      await s.restart();
+      await eventually(() => reconnected, 10000, 'reconnected');
+      assert.deepEqual(args, args.map((_, i) => i + 1));
+      assert.equal(failed, args.length - 1, `${failed} failed attempts for ${args.length} calls`);
+    } finally {
+      await nc.close();
+      await s.stop();
+    }
+  },
+  async authenticator_callback() {
+    const { fixture, startConfiguredServer } = require('./server');
+    const crypto = require('node:crypto');
+    const read = (rel) => fs.readFileSync(fixture(rel), 'utf8').trim();
+    // An NKey seed's Ed25519 key: base32 of two prefix bytes, the 32-byte
+    // seed and a CRC-16.
+    const keyOf = (seedText) => {
+      const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567';
+      let bits = 0;
+      let value = 0;
+      const bytes = [];
+      for (const c of seedText) {
+        value = ((value << 5) | alphabet.indexOf(c)) & 0xffff;
+        bits += 5;
+        if (bits >= 8) {
+          bytes.push((value >>> (bits - 8)) & 0xff);
+          bits -= 8;
+        }
+      }
+      const pkcs8 = Buffer.concat([Buffer.from('302e020100300506032b657004220420', 'hex'), Buffer.from(bytes.slice(2, 34))]);
+      return crypto.createPrivateKey({ key: pkcs8, format: 'der', type: 'pkcs8' });
+    };
+    const pub = read('auth/nkey-user.pub');
+    const signer = (key, nonces) => (nonce) => {
+      nonces.push(nonce);
+      return { nkey: pub, sig: crypto.sign(null, Buffer.from(nonce), key).toString('base64url') };
+    };
+    const server = await startConfiguredServer(`authorization { users = [ { nkey: ${pub} } ] }\n`);
+    try {
+      const nonces = [];
+      const nc = await nats.connect({
+        servers: server.url,
+        reconnectTimeWait: 20,
+        reconnectJitter: 5,
+        authenticator: signer(keyOf(read('auth/nkey-user.nk')), nonces),
+      });
+      try {
+        assert.equal(nonces.length, 1);
+        assert.ok(typeof nonces[0] === 'string' && nonces[0].length > 0, `${nonces[0]}`);
+        nc.forceReconnect();
+        await eventually(() => nonces.length >= 2 && nc.status === 'CONNECTED', 10000, 'a second call and a reconnect');
+        await nc.flush();
+        assert.ok(nonces[1].length > 0 && nonces[1] !== nonces[0], JSON.stringify(nonces));
+      } finally {
+        await nc.close();
+      }
+      const base = { servers: server.url, reconnect: false, logger: () => {} };
+      const wrong = await rejection(nats.connect({ ...base, authenticator: signer(keyOf(read('auth/nkey-other.nk')), []) }));
+      assert.ok(wrong instanceof nats.AuthorizationViolationError, `${wrong}`);
+      const thrown = await rejection(nats.connect({ ...base, authenticator: () => { throw new Error('no key'); } }));
+      assert.ok(thrown instanceof nats.ConfigError && thrown.message.includes('authenticator callback'), `${thrown}`);
+    } finally {
+      await server.stop();
+    }
+  },
   async endpoint_pending_limits() {
     const { server } = await jetstream();
     const nc = await nats.connect({ servers: server.url });

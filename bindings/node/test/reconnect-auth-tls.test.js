@@ -198,6 +198,64 @@ test('waitOnFirstConnect resolves while the server is down and connects when it 
   await nc.close();
 });
 
+test('reconnectDelayHandler: asked before each attempt with the turn; a throw or a non-number fails that attempt and is reported, the client goes on; a non-function is a TypeError', async (t) => {
+  const s = await track(startServer());
+  const args = [];
+  const handler = (attempts) => {
+    args.push(attempts);
+    if (attempts === 1) throw new Error('no delay today');
+    if (attempts === 2) return 'soon';
+    return 20;
+  };
+  const nc = await connectFor(t, { servers: s.url, ...fastReconnect, reconnectDelayHandler: handler });
+  const failed = [];
+  const errors = [];
+  let reconnected = false;
+  nc.on('reconnectFailed', (err) => failed.push(err));
+  nc.on('error', (err) => errors.push(err));
+  nc.on('reconnect', () => (reconnected = true));
+  await s.stop();
+  await eventually(() => args.length >= 3, 10000, 'three calls of the handler');
+  await s.restart();
+  await eventually(() => reconnected, 10000, 'reconnected');
+  assert.deepEqual(args, args.map((_, i) => i + 1));
+  assert.equal(failed.length, args.length - 1);
+  for (const err of failed.slice(0, 2)) {
+    assert.ok(err instanceof nats.ConfigError && err.message.includes('reconnect delay callback failed'), `${err}`);
+  }
+  assert.deepEqual(
+    errors.map((e) => [e.event, e.cause?.message ?? e.message]),
+    [
+      ['reconnectDelayHandler', 'no delay today'],
+      ['reconnectDelayHandler', 'reconnectDelayHandler returned string, not a number of milliseconds'],
+    ],
+  );
+  await assert.rejects(nats.connect({ servers: s.url, reconnectDelayHandler: 20 }), TypeError);
+});
+
+test('reconnectDelayHandler: while the event loop cannot answer, reconnects go on after the connect timeout with reconnectTimeWait', async (t) => {
+  const s = await track(startServer());
+  let calls = 0;
+  const nc = await connectFor(t, {
+    servers: s.url,
+    ...fastReconnect,
+    timeout: 300,
+    reconnectDelayHandler: () => {
+      calls++;
+      return 60000; // heeded, this would hold the next attempt for a minute
+    },
+  });
+  s.stop(); // SIGKILL now; the loop stays blocked below
+  const until = Date.now() + 8000;
+  while (nc.serverPool()[0].reconnects < 2 && Date.now() < until) {
+    // busy: the library thread's question waits in the queue
+  }
+  const attempts = nc.serverPool()[0].reconnects;
+  assert.equal(calls, 0);
+  assert.ok(attempts >= 2, `${attempts} attempts while the loop was blocked`);
+  await eventually(() => calls >= 1, 5000, 'the late questions reach the handler');
+});
+
 function tlsConfig(verify) {
   return `tls {
   cert_file: "${fixture('tls/server-cert.pem')}"

@@ -275,6 +275,10 @@ char *nt_read_file(const char *path);
  * client sends as the signature of the server's nonce. False on a malformed
  * seed (bad base32, prefix or checksum). Uses OpenSSL's libcrypto. */
 bool nt_nkey_sign(const char *seed, const void *msg, size_t len, uint8_t sig_out[64]);
+/* The same signature as CONNECT's `sig` carries it: base64url without
+ * padding (86 characters and a NUL). */
+#define NT_NKEY_SIG_B64_CAP 88
+bool nt_nkey_sign_base64url(const char *seed, const void *msg, size_t len, char sig_out[NT_NKEY_SIG_B64_CAP]);
 
 /* Minting operator-mode credentials at run time (for claims a committed
  * fixture cannot hold, such as an expiry a few seconds from now). */

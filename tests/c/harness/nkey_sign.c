@@ -194,3 +194,10 @@ char *nt_jwt_encode(const char *claims_json, const char *issuer_seed) {
     base64url_encode(sig, sizeof sig, jwt + n);
     return jwt;
 }
+
+bool nt_nkey_sign_base64url(const char *seed, const void *msg, size_t len, char sig_out[NT_NKEY_SIG_B64_CAP]) {
+    uint8_t sig[64];
+    if (!nt_nkey_sign(seed, msg, len, sig)) return false;
+    base64url_encode(sig, sizeof sig, sig_out);
+    return true;
+}

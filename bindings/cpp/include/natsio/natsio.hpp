@@ -537,7 +537,40 @@ using JwtHandler = std::function<std::string()>;
 /// Signs the server's nonce with the user's Ed25519 key: exactly 64 bytes.
 using SignHandler = std::function<std::array<std::uint8_t, 64>(ByteView nonce)>;
 
+/// The credentials of one CONNECT (Options::set_authenticator), named as
+/// the protocol names them (`token` is CONNECT's auth_token, `sig` the
+/// URL-safe base64 of the nonce's Ed25519 signature, without padding). An
+/// empty optional is not sent.
+struct AuthFields {
+    std::optional<std::string> user;
+    std::optional<std::string> pass;
+    std::optional<std::string> token;
+    std::optional<std::string> jwt;
+    std::optional<std::string> nkey;
+    std::optional<std::string> sig;
+};
+/// Gives the credentials of one connection attempt; `nonce` is the
+/// server's (empty when it sent none).
+using AuthenticatorHandler = std::function<AuthFields(std::string_view nonce)>;
+
 namespace detail {
+
+/// For an option callback's catch block: reports the exception being
+/// handled to `sink` (the client's on_error), and returns the status the C
+/// callback fails with: an Error's own, NATSIO_ERR_INTERNAL for anything
+/// else.
+inline natsio_status report_current_exception(const std::shared_ptr<ErrorSink>& sink) noexcept {
+    if (sink) {
+        sink->report_handler_exception(std::current_exception(), 0, nullptr);
+    }
+    try {
+        throw;
+    } catch (const Error& e) {
+        return e.status();
+    } catch (...) {
+        return NATSIO_ERR_INTERNAL;
+    }
+}
 
 struct EventSlot {
     EventHandler handler;
@@ -549,9 +582,7 @@ struct EventSlot {
         try {
             slot.handler(static_cast<EventKind>(kind), status, view_of(text));
         } catch (...) {
-            if (slot.sink) {
-                slot.sink->report_handler_exception(std::current_exception(), 0, nullptr);
-            }
+            report_current_exception(slot.sink);
         }
     }
 };
@@ -572,7 +603,7 @@ struct AuthSlot {
             slot.last_jwt = std::move(jwt);
             return slot.last_jwt.c_str();
         } catch (...) {
-            slot.report(std::current_exception());
+            report_current_exception(slot.sink);
             return nullptr;  // fails this connection attempt
         }
     }
@@ -585,18 +616,46 @@ struct AuthSlot {
                 slot.sign(ByteView(nonce, len));
             std::memcpy(signature_out, signature.data(), signature.size());
             return NATSIO_OK;
-        } catch (const Error& e) {
-            slot.report(std::current_exception());
-            return e.status();
         } catch (...) {
-            slot.report(std::current_exception());
-            return NATSIO_ERR_INTERNAL;
+            return report_current_exception(slot.sink);
         }
     }
+};
 
-    void report(std::exception_ptr thrown) const noexcept {
-        if (sink) {
-            sink->report_handler_exception(std::move(thrown), 0, nullptr);
+/// The general authenticator of Options (set_authenticator), called on
+/// every connect.
+struct AuthenticatorSlot {
+    AuthenticatorHandler handler;
+    std::shared_ptr<ErrorSink> sink;
+    // The C contract: the given strings stay valid until the next call.
+    std::unique_ptr<std::mutex> mutex;
+    AuthFields last;
+
+    static natsio_status on_fields(void* user_data, const std::uint8_t* nonce, std::size_t len,
+                                   natsio_auth_fields* out) noexcept {
+        auto& slot = static_cast<CallbackBox<AuthenticatorSlot>*>(user_data)->value;
+        try {
+            AuthFields given =
+                slot.handler(std::string_view(reinterpret_cast<const char*>(nonce), len));
+            for (const auto* f : {&given.user, &given.pass, &given.token, &given.jwt, &given.nkey,
+                                  &given.sig}) {
+                if (*f && (*f)->find('\0') != std::string::npos) {
+                    throw InvalidArgumentError(NATSIO_ERR_INVALID_ARGUMENT,
+                                               "an authenticator field holds a NUL character");
+                }
+            }
+            std::lock_guard<std::mutex> lock(*slot.mutex);
+            slot.last = std::move(given);
+            auto c = [](const std::optional<std::string>& f) { return f ? f->c_str() : nullptr; };
+            out->user = c(slot.last.user);
+            out->pass = c(slot.last.pass);
+            out->token = c(slot.last.token);
+            out->jwt = c(slot.last.jwt);
+            out->nkey = c(slot.last.nkey);
+            out->sig = c(slot.last.sig);
+            return NATSIO_OK;
+        } catch (...) {
+            return report_current_exception(slot.sink);
         }
     }
 };
@@ -621,12 +680,8 @@ struct CredentialSlot {
             *user_out = slot.last.first.c_str();
             *password_out = slot.last.second.c_str();
             return NATSIO_OK;
-        } catch (const Error& e) {
-            slot.report(std::current_exception());
-            return e.status();
         } catch (...) {
-            slot.report(std::current_exception());
-            return NATSIO_ERR_INTERNAL;
+            return report_current_exception(slot.sink);
         }
     }
 
@@ -638,14 +693,26 @@ struct CredentialSlot {
             slot.last.first = std::move(token);
             return slot.last.first.c_str();
         } catch (...) {
-            slot.report(std::current_exception());
+            report_current_exception(slot.sink);
             return nullptr;  // fails this connection attempt
         }
     }
+};
 
-    void report(std::exception_ptr thrown) const noexcept {
-        if (sink) {
-            sink->report_handler_exception(std::move(thrown), 0, nullptr);
+/// The reconnect delay handler of Options::set_reconnect_delay_callback
+/// behind the C callback: an exception is reported and fails the attempt.
+struct ReconnectDelaySlot {
+    std::function<std::chrono::milliseconds(std::int64_t)> handler;
+    std::shared_ptr<ErrorSink> sink;
+
+    static std::int64_t on_delay(void* user_data, std::int64_t attempts) noexcept {
+        auto& slot = static_cast<CallbackBox<ReconnectDelaySlot>*>(user_data)->value;
+        try {
+            std::int64_t ms = slot.handler(attempts).count();
+            return ms < 0 ? 0 : ms;
+        } catch (...) {
+            report_current_exception(slot.sink);
+            return -2;  // any negative but NATSIO_RECONNECT_DELAY_DEFAULT fails the attempt
         }
     }
 };
@@ -1790,7 +1857,8 @@ public:
           auth_jwt_(std::move(other.auth_jwt_)),
           auth_sign_(std::move(other.auth_sign_)),
           user_password_cb_(std::move(other.user_password_cb_)),
-          token_cb_(std::move(other.token_cb_)) {}
+          token_cb_(std::move(other.token_cb_)),
+          reconnect_delay_(std::move(other.reconnect_delay_)) {}
     /// Frees these options and takes over those of `other`.
     Options& operator=(Options&& other) noexcept {
         if (this != &other) {
@@ -1802,6 +1870,7 @@ public:
             auth_sign_ = std::move(other.auth_sign_);
             user_password_cb_ = std::move(other.user_password_cb_);
             token_cb_ = std::move(other.token_cb_);
+            reconnect_delay_ = std::move(other.reconnect_delay_);
         }
         return *this;
     }
@@ -1979,6 +2048,12 @@ public:
         if (user_password_cb_ || token_cb_) {
             register_credential_callback(user_password_cb_, token_cb_);
         }
+        if (authenticator_) {
+            register_authenticator(authenticator_);
+        }
+        if (reconnect_delay_) {
+            register_reconnect_delay(reconnect_delay_);
+        }
         return *this;
     }
 
@@ -2055,6 +2130,26 @@ public:
                                                           detail::to_ms(jitter_tls)));
         return *this;
     }
+    /// Gives the wait before the next reconnect attempt, called with the
+    /// number of the turn through the server pool (1, 2, ... counted
+    /// afresh on every reconnect): nats.go's CustomReconnectDelay. After a
+    /// lost connection (or a failed first connect with
+    /// set_retry_on_failed_connect) the servers are tried in turn, and the
+    /// handler is asked before the last server of each turn (with one
+    /// server, before every attempt); its answer replaces the backoff of
+    /// set_reconnect_wait and the jitter. A negative duration counts as 0.
+    /// It runs on a library thread of its own (a slow handler delays only
+    /// that attempt; a close does not wait for a running call). An exception it
+    /// throws fails that attempt (reported as a failed reconnect attempt
+    /// with ConfigError's status, after the default wait) and goes to the
+    /// error handler (on_error); it never reaches the library and the
+    /// client keeps trying. An empty handler removes it.
+    using ReconnectDelayHandler = std::function<milliseconds(std::int64_t attempts)>;
+    Options& set_reconnect_delay_callback(ReconnectDelayHandler handler) {
+        register_reconnect_delay(handler);
+        reconnect_delay_ = std::move(handler);
+        return *this;
+    }
     /// Bytes of publishes kept while disconnected (default 8 MiB; 0: the
     /// default; -1: none, publishes throw ReconnectBufExceededError). Counts
     /// wire bytes: each publish takes its whole PUB/HPUB frame (see
@@ -2124,6 +2219,24 @@ public:
         }
         register_credential_callback(nullptr, handler);
         token_cb_ = std::move(handler);
+        return *this;
+    }
+    /// Gives the CONNECT's credentials (user/password, token, user JWT,
+    /// NKey and nonce signature: any of AuthFields) for each connection
+    /// attempt, called with that server's nonce on every connect and
+    /// reconnect, on a library thread (never two at once for one client):
+    /// nats.go's Nkey(pubKey, sigCB) and nats.js's custom authenticators in
+    /// one hook. The fields are sent as JSON, so any text is safe in them.
+    /// An exception fails that connection attempt (ConfigError naming the
+    /// status: a natsio::Error's own, else NATSIO_ERR_INTERNAL) and is
+    /// reported to the error handler; it never reaches the library. One
+    /// authentication kind per options: with another, ConfigError.
+    Options& set_authenticator(AuthenticatorHandler handler) {
+        if (!handler) {
+            throw NullArgumentError(NATSIO_ERR_NULL_ARGUMENT, "the authenticator is required");
+        }
+        register_authenticator(handler);
+        authenticator_ = std::move(handler);
         return *this;
     }
     /// A .creds file (user JWT + NKey seed), read on every connect.
@@ -2208,6 +2321,27 @@ private:
         Box::settle(box, status);
     }
 
+    void register_authenticator(AuthenticatorHandler handler) {
+        using Box = detail::CallbackBox<detail::AuthenticatorSlot>;
+        auto* box = new Box(detail::AuthenticatorSlot{std::move(handler), sink_,
+                                                      std::make_unique<std::mutex>(), {}});
+        Status status = natsio_options_set_authenticator(opts_, &detail::AuthenticatorSlot::on_fields,
+                                                         box, &Box::release);
+        Box::settle(box, status);
+    }
+
+    void register_reconnect_delay(const ReconnectDelayHandler& handler) {
+        if (!handler) {
+            detail::check(natsio_options_set_reconnect_delay_callback(opts_, nullptr, nullptr, nullptr));
+            return;
+        }
+        using Box = detail::CallbackBox<detail::ReconnectDelaySlot>;
+        auto* box = new Box(detail::ReconnectDelaySlot{handler, sink_});
+        Status status = natsio_options_set_reconnect_delay_callback(
+            opts_, &detail::ReconnectDelaySlot::on_delay, box, &Box::release);
+        Box::settle(box, status);
+    }
+
     void register_credential_callback(UserPasswordHandler user_password, TokenHandler token) {
         using Box = detail::CallbackBox<detail::CredentialSlot>;
         const bool is_token = static_cast<bool>(token);
@@ -2227,6 +2361,8 @@ private:
     SignHandler auth_sign_;
     UserPasswordHandler user_password_cb_;
     TokenHandler token_cb_;
+    AuthenticatorHandler authenticator_;
+    ReconnectDelayHandler reconnect_delay_;
 };
 
 // ---------------------------------------------------------------------------
