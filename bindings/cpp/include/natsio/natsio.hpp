@@ -542,11 +542,17 @@ using SignHandler = std::function<std::array<std::uint8_t, 64>(ByteView nonce)>;
 /// URL-safe base64 of the nonce's Ed25519 signature, without padding). An
 /// empty optional is not sent.
 struct AuthFields {
+    /// The user of user/password authentication.
     std::optional<std::string> user;
+    /// The password.
     std::optional<std::string> pass;
+    /// A token (CONNECT's auth_token).
     std::optional<std::string> token;
+    /// A user JWT (decentralized authentication; with `sig`).
     std::optional<std::string> jwt;
+    /// An NKey public key ("U..."; with `sig`).
     std::optional<std::string> nkey;
+    /// The nonce's Ed25519 signature, URL-safe base64 without padding.
     std::optional<std::string> sig;
 };
 /// Gives the credentials of one connection attempt; `nonce` is the
@@ -2130,6 +2136,10 @@ public:
                                                           detail::to_ms(jitter_tls)));
         return *this;
     }
+    /// The handler of set_reconnect_delay_callback: the number of the turn
+    /// through the server pool (1, 2, ...) to the wait before its last
+    /// server.
+    using ReconnectDelayHandler = std::function<milliseconds(std::int64_t attempts)>;
     /// Gives the wait before the next reconnect attempt, called with the
     /// number of the turn through the server pool (1, 2, ... counted
     /// afresh on every reconnect): nats.go's CustomReconnectDelay. After a
@@ -2144,7 +2154,6 @@ public:
     /// with ConfigError's status, after the default wait) and goes to the
     /// error handler (on_error); it never reaches the library and the
     /// client keeps trying. An empty handler removes it.
-    using ReconnectDelayHandler = std::function<milliseconds(std::int64_t attempts)>;
     Options& set_reconnect_delay_callback(ReconnectDelayHandler handler) {
         register_reconnect_delay(handler);
         reconnect_delay_ = std::move(handler);
