@@ -5704,6 +5704,24 @@ natsio_status natsio_options_set_authenticator(struct natsio_options *opts,
                                                natsio_release_cb release);
 
 /**
+ * Signs `data` with the NKey seed `seed` ("SU...", as an NKey seed file
+ * or a .creds file holds it), as a server's nonce is signed for NKey and
+ * JWT authentication (nats.c's nats_Sign): for an authenticator callback
+ * (`natsio_options_set_authenticator`) that holds the seed itself. Writes
+ * the seed's public key ("U...") to `public_key_out` (may be NULL) and
+ * the 64-byte Ed25519 signature as CONNECT carries it (URL-safe base64
+ * without padding) to `sig_out`; free both with `natsio_string_free`.
+ * Any thread. Errors: NATSIO_ERR_NULL_ARGUMENT (`seed`, `sig_out`, or
+ * `data` with a non-zero `len`), NATSIO_ERR_INVALID_UTF8 (`seed`),
+ * NATSIO_ERR_CONFIG (not a valid seed); nothing is written then.
+ */
+natsio_status natsio_nkey_sign(const char *seed,
+                               const uint8_t *data,
+                               size_t len,
+                               char **public_key_out,
+                               char **sig_out);
+
+/**
  * Requires TLS for every server, verifying certificates against `ca_file`
  * (NULL: the system's trust roots; PEM), and presents `cert_file` (NULL:
  * none) with `key_file` (NULL: none; PEM, both or neither) for mutual TLS. There is no way to

@@ -1550,6 +1550,15 @@ export class JetStreamClient {
 }
 
 /**
+ * Signs `data` (a server's nonce) with the NKey seed `seed` ("SU..."), as
+ * the library signs for NKey and JWT authentication (nats.c's nats_Sign):
+ * for an `authenticator` that holds its seed. Returns the seed's public
+ * key ("U...") and the signature as CONNECT carries it (URL-safe base64).
+ * Throws ConfigError for a bad seed.
+ */
+export function nkeySign(seed: string, data: Uint8Array | string): { publicKey: string; sig: string };
+
+/**
  * Sets how long a wait for an answer (a request's reply, a JetStream or KV
  * call) first spins before the thread sleeps, in microseconds (default 200,
  * skipped while the machine's CPUs are contended; 0 turns spinning off). The event loop spins while one operation is in

@@ -263,6 +263,18 @@ native.init(
 );
 
 /**
+ * Signs `data` (a server's nonce) with the NKey seed `seed` ("SU..."), as
+ * the library signs for NKey and JWT authentication (natsio_nkey_sign,
+ * nats.c's nats_Sign): for an `authenticator` that holds its seed.
+ * Returns the seed's public key ("U...") and the signature as CONNECT
+ * carries it (URL-safe base64). Throws ConfigError for a bad seed,
+ * TypeError for a seed that is not a string.
+ */
+function nkeySign(seed, data) {
+  return native.nkeySign(seed, toBytes(data ?? new Uint8Array(0)));
+}
+
+/**
  * Sets how long a wait for an answer (a request's reply, a JetStream or KV
  * call) first spins, checking for it, before the thread sleeps: an answer
  * within the spin is seen with no thread wake-up, which on a virtual machine
@@ -4281,6 +4293,7 @@ module.exports = {
   ServiceResponseType,
   version: native.version(),
   setWaitSpin,
+  nkeySign,
   ...errors,
 };
 

@@ -47,6 +47,7 @@ export const {
   ServiceResponseType,
   version,
   setWaitSpin,
+  nkeySign,
   // NatsError, and one class per natsio status code (see index.js)
   NatsError,
   NullArgumentError,

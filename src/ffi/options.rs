@@ -1350,6 +1350,36 @@ pub unsafe extern "C" fn natsio_options_set_authenticator(
     })
 }
 
+/// Signs `data` with the NKey seed `seed` ("SU...", as an NKey seed file
+/// or a .creds file holds it), as a server's nonce is signed for NKey and
+/// JWT authentication (nats.c's nats_Sign): for an authenticator callback
+/// (`natsio_options_set_authenticator`) that holds the seed itself. Writes
+/// the seed's public key ("U...") to `public_key_out` (may be NULL) and
+/// the 64-byte Ed25519 signature as CONNECT carries it (URL-safe base64
+/// without padding) to `sig_out`; free both with `natsio_string_free`.
+/// Any thread. Errors: NATSIO_ERR_NULL_ARGUMENT (`seed`, `sig_out`, or
+/// `data` with a non-zero `len`), NATSIO_ERR_INVALID_UTF8 (`seed`),
+/// NATSIO_ERR_CONFIG (not a valid seed); nothing is written then.
+#[no_mangle]
+pub unsafe extern "C" fn natsio_nkey_sign(
+    seed: *const c_char,
+    data: *const u8,
+    len: usize,
+    public_key_out: *mut *mut c_char,
+    sig_out: *mut *mut c_char,
+) -> natsio_status {
+    guard(|| {
+        let seed = str_arg(seed, "seed")?;
+        let data = bytes_arg(data.cast(), len, "data")?;
+        let sig_out = out_arg(sig_out, "sig_out")?;
+        let (public_key, sig) = crate::auth::sign_with_seed(seed, data)?;
+        if !public_key_out.is_null() {
+            super::write_string(public_key_out, &public_key)?;
+        }
+        super::write_string(sig_out, &sig)
+    })
+}
+
 /// Requires TLS for every server, verifying certificates against `ca_file`
 /// (NULL: the system's trust roots; PEM), and presents `cert_file` (NULL:
 /// none) with `key_file` (NULL: none; PEM, both or neither) for mutual TLS. There is no way to

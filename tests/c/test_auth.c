@@ -662,6 +662,36 @@ static bool called_at_least(void *arg) {
  * with the seed of an NKey user; the server lets it in, and after a
  * server restart it is asked again, with the new connection's nonce. The
  * release comes once, when the client is freed. */
+/* natsio_nkey_sign signs as an independent signer does (the harness's,
+ * over OpenSSL), for an authenticator that holds its seed itself. */
+static void test_nkey_sign_matches_an_independent_signer(void) {
+    char seed[NT_NKEY_SEED_CAP], pub[NT_NKEY_PUBLIC_CAP], want[NT_NKEY_SIG_B64_CAP];
+    NT_CHECK(nt_nkey_create('U', seed));
+    NT_CHECK(nt_nkey_public(seed, pub));
+    const char nonce[] = "a server nonce";
+    NT_CHECK(nt_nkey_sign_base64url(seed, nonce, strlen(nonce), want));
+    char *public_key = NULL, *sig = NULL;
+    NT_CHECK_INT_EQ(natsio_nkey_sign(seed, (const uint8_t *)nonce, strlen(nonce), &public_key, &sig), NATSIO_OK);
+    NT_CHECK_STR_EQ(public_key, pub);
+    NT_CHECK_STR_EQ(sig, want);
+    natsio_string_free(public_key);
+    natsio_string_free(sig);
+    /* The public key is optional; empty data is signed too. */
+    sig = NULL;
+    NT_CHECK_INT_EQ(natsio_nkey_sign(seed, NULL, 0, NULL, &sig), NATSIO_OK);
+    NT_CHECK(nt_nkey_sign_base64url(seed, "", 0, want));
+    NT_CHECK_STR_EQ(sig, want);
+    natsio_string_free(sig);
+
+    sig = NULL;
+    NT_CHECK_INT_EQ(natsio_nkey_sign("SUnotaseed", (const uint8_t *)"x", 1, NULL, &sig), NATSIO_ERR_CONFIG);
+    NT_CHECK(sig == NULL);
+    NT_CHECK_INT_EQ(natsio_nkey_sign(NULL, (const uint8_t *)"x", 1, NULL, &sig), NATSIO_ERR_NULL_ARGUMENT);
+    NT_CHECK_INT_EQ(natsio_nkey_sign(seed, NULL, 1, NULL, &sig), NATSIO_ERR_NULL_ARGUMENT);
+    NT_CHECK_INT_EQ(natsio_nkey_sign(seed, (const uint8_t *)"x", 1, NULL, NULL), NATSIO_ERR_NULL_ARGUMENT);
+    NT_CHECK_INT_EQ(natsio_nkey_sign("SU\xff", (const uint8_t *)"x", 1, NULL, &sig), NATSIO_ERR_INVALID_UTF8);
+}
+
 static void test_authenticator_signs_every_nonce(void) {
     nt_server *s = start_nkey_server();
     NT_CHECK(s != NULL);
@@ -1169,6 +1199,7 @@ int main(int argc, char **argv) {
         NT_CASE(test_user_jwt_expiry_closes_when_not_renewed),
         NT_CASE(test_user_password_callback_at_every_connect),
         NT_CASE(test_token_callback_at_every_connect),
+        NT_CASE(test_nkey_sign_matches_an_independent_signer),
         NT_CASE(test_authenticator_signs_every_nonce),
         NT_CASE(test_authenticator_wrong_signature_is_refused),
         NT_CASE(test_authenticator_user_password),

@@ -1123,79 +1123,14 @@ function text(v) {
 const call = (v) => (typeof v === 'function' ? v() : v);
 const isFn = (v) => typeof v === 'function';
 
-// NKeys, as @nats-io/nkeys encodes them: base32 (RFC 4648, no padding) of
-// a prefix, the key and a CRC-16 (XMODEM, little-endian).
-const BASE32 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567';
-
-function base32Decode(s) {
-  const out = [];
-  let bits = 0;
-  let value = 0;
-  for (const c of s) {
-    const i = BASE32.indexOf(c);
-    if (i < 0) throw new Error('nkeys: invalid encoding');
-    value = ((value << 5) | i) & 0xffff;
-    bits += 5;
-    if (bits >= 8) {
-      out.push((value >>> (bits - 8)) & 0xff);
-      bits -= 8;
-    }
-  }
-  return Buffer.from(out);
-}
-
-function base32Encode(bytes) {
-  let out = '';
-  let bits = 0;
-  let value = 0;
-  for (const b of bytes) {
-    value = ((value << 8) | b) & 0xffff;
-    bits += 8;
-    while (bits >= 5) {
-      out += BASE32[(value >>> (bits - 5)) & 31];
-      bits -= 5;
-    }
-  }
-  if (bits > 0) out += BASE32[(value << (5 - bits)) & 31];
-  return out;
-}
-
-function crc16(bytes) {
-  let crc = 0;
-  for (const b of bytes) {
-    crc ^= b << 8;
-    for (let i = 0; i < 8; i++) crc = crc & 0x8000 ? ((crc << 1) ^ 0x1021) & 0xffff : (crc << 1) & 0xffff;
-  }
-  return crc;
-}
-
-/** The key pair of an NKey seed ("S" + type, 58 characters): its public
- * key ("U...") and a signer. Throws on a malformed seed, as nkeys does. */
-function nkeyPair(seed) {
-  const raw = base32Decode(text(seed).trim());
-  if (raw.length !== 36 || crc16(raw.subarray(0, 34)) !== raw.readUInt16LE(34) || raw[0] >> 3 !== 18) {
-    throw new Error('nkeys: invalid seed');
-  }
-  const type = ((raw[0] & 7) << 5) | (raw[1] >> 3);
-  const pkcs8 = Buffer.concat([Buffer.from('302e020100300506032b657004220420', 'hex'), raw.subarray(2, 34)]);
-  const key = crypto.createPrivateKey({ key: pkcs8, format: 'der', type: 'pkcs8' });
-  const spki = crypto.createPublicKey(key).export({ format: 'der', type: 'spki' });
-  const pub = Buffer.concat([Buffer.from([type]), spki.subarray(spki.length - 32)]);
-  const crc = Buffer.alloc(2);
-  crc.writeUInt16LE(crc16(pub));
-  return {
-    publicKey: base32Encode(Buffer.concat([pub, crc])),
-    sign: (data) => crypto.sign(null, data, key),
-  };
-}
-
-/** nats.js's NKeyAuth for the nonce: the public key, and the nonce signed
- * (standard base64, as nats.js encodes it) when there is one. */
+/** nats.js's NKeyAuth for the nonce: the seed's public key, and the nonce
+ * signed when there is one (by the library's signer, natsio.nkeySign:
+ * URL-safe base64 where nats.js writes standard base64; the server reads
+ * both). A malformed seed throws, as nkeys does. */
 function nkeyAuth(seed, nonce) {
-  const kp = seed ? nkeyPair(seed) : undefined;
-  const nkey = kp ? kp.publicKey : '';
-  const sig = kp !== undefined && nonce ? kp.sign(Buffer.from(nonce)).toString('base64') : '';
-  return { nkey, sig };
+  if (!seed) return { nkey: '', sig: '' };
+  const { publicKey, sig } = natsio.nkeySign(text(seed).trim(), nonce ?? '');
+  return { nkey: publicKey, sig: nonce ? sig : '' };
 }
 
 /** The JWT and the seed of a .creds file's text, as nats.js parses it. */

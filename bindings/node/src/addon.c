@@ -43,6 +43,7 @@ NAPI_MODULE_INIT(/* napi_env env, napi_value exports */) {
         /* connections */
         FN("connect", js_connect),
         FN("authReply", js_auth_reply),
+        FN("nkeySign", js_nkey_sign),
         FN("optionsSetReconnectDelay", js_options_set_reconnect_delay),
         FN("releaseFeeds", js_release_feeds),
         FN("optionsNew", js_options_new),

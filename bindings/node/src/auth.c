@@ -529,3 +529,28 @@ bool set_stats_callback(napi_env env, natsio_service *s, napi_value handler, int
     int32_t st = natsio_service_set_stats_callback(s, on_stats, a, on_release);
     return st == NATSIO_OK || ask_cb_failed(env, a, st);
 }
+
+/* nkeySign(seed, data) -> {publicKey, sig}: natsio_nkey_sign, for
+ * authenticators that hold their seed (compat's nkeyAuthenticator given a
+ * function); throws the library's error for a bad seed. */
+EXPORT(js_nkey_sign) {
+    ARGS(2);
+    char *seed = NULL;
+    const void *data = NULL;
+    size_t len = 0;
+    if (!get_req_string(env, argv[0], "seed", &seed) || !get_bytes(env, argv[1], &data, &len)) {
+        free(seed);
+        return NULL;
+    }
+    char *public_key = NULL, *sig = NULL;
+    int32_t st = natsio_nkey_sign(seed, data, len, &public_key, &sig);
+    free(seed);
+    if (throw_if_failed(env, st)) return NULL;
+    napi_value out;
+    napi_create_object(env, &out);
+    napi_set_named_property(env, out, "publicKey", str_or_null(env, public_key));
+    napi_set_named_property(env, out, "sig", str_or_null(env, sig));
+    natsio_string_free(public_key);
+    natsio_string_free(sig);
+    return out;
+}

@@ -388,6 +388,7 @@ natsio_options *get_options(napi_env env, napi_value v);
 
 /* auth.c */
 EXPORT(js_auth_reply);
+EXPORT(js_nkey_sign);
 EXPORT(js_options_set_reconnect_delay);
 
 /* feed.c */

@@ -135,3 +135,19 @@ test('a throw, a rejection or a wrong answer fails the attempt; other auth kinds
   await assert.rejects(nats.connect({ ...base, authenticator: () => ({}), userJWT: 'x', signatureCB: () => {} }), nats.ConfigError);
   await assert.rejects(nats.connect({ ...base, authenticator: () => ({}), token: 't' }), nats.ConfigError);
 });
+
+test("nkeySign signs as @nats-io/nkeys does: the seed's public key and a signature its verify accepts; a bad seed is a ConfigError", () => {
+  const nkeys = require('@nats-io/nkeys');
+  const seed = fs.readFileSync(fixture('auth/nkey-user.nk'), 'utf8').trim();
+  const theirs = nkeys.fromSeed(new TextEncoder().encode(seed));
+  for (const nonce of ['a server nonce', new Uint8Array([0, 1, 2, 255])]) {
+    const { publicKey, sig } = nats.nkeySign(seed, nonce);
+    assert.equal(publicKey, theirs.getPublicKey());
+    assert.equal(publicKey, pub);
+    const bytes = typeof nonce === 'string' ? new TextEncoder().encode(nonce) : nonce;
+    assert.ok(theirs.verify(bytes, Buffer.from(sig, 'base64url')), `nkeys verifies the signature of ${nonce}`);
+    assert.deepEqual(Buffer.from(sig, 'base64url'), Buffer.from(theirs.sign(bytes)), 'Ed25519 is deterministic: the same bytes');
+  }
+  assert.throws(() => nats.nkeySign('SUnotaseed', 'x'), nats.ConfigError);
+  assert.throws(() => nats.nkeySign(undefined, 'x'), TypeError);
+});
