@@ -15,6 +15,7 @@ import "C"
 import (
 	"encoding/base64"
 	"fmt"
+	"runtime"
 	"strings"
 	"sync"
 	"unsafe"
@@ -89,6 +90,37 @@ func NkeyCallback(pubKey string, sign SignatureHandler) Option {
 		}
 		return AuthFields{Nkey: pubKey, Sig: base64.RawURLEncoding.EncodeToString(sig)}, nil
 	})
+}
+
+// NkeySign signs data (a server's nonce) with the NKey seed seed
+// ("SU..."), as the library signs for NKey and JWT authentication
+// (natsio_nkey_sign, nats.c's nats_Sign): for an Authenticator that holds
+// its seed. It returns the seed's public key ("U...") and the signature
+// as CONNECT carries it (URL-safe base64 without padding), for
+// AuthFields' Nkey and Sig. ErrConfig for a bad seed, ErrInvalidArgument
+// for a seed with a NUL byte.
+func NkeySign(seed string, data []byte) (publicKey, sig string, err error) {
+	if strings.IndexByte(seed, 0) >= 0 {
+		return "", "", errorOf(ErrInvalidArgument, "the seed holds a NUL byte")
+	}
+	cSeed := C.CString(seed)
+	defer C.free(unsafe.Pointer(cSeed))
+	var bytes *C.uint8_t
+	if len(data) > 0 {
+		// Go memory without Go pointers, read during the call only.
+		bytes = (*C.uint8_t)(unsafe.Pointer(&data[0]))
+	}
+	var cPub, cSig *C.char
+	lockThread()
+	err = statusError(C.natsio_nkey_sign(cSeed, bytes, C.size_t(len(data)), &cPub, &cSig))
+	unlockThread()
+	runtime.KeepAlive(data)
+	if err != nil {
+		return "", "", err
+	}
+	defer C.natsio_string_free(cPub)
+	defer C.natsio_string_free(cSig)
+	return C.GoString(cPub), C.GoString(cSig), nil
 }
 
 // fieldsState is the user data of an Authenticator; the C contract wants

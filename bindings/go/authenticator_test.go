@@ -93,6 +93,34 @@ func TestNkeyCallbackSignsEveryNonce(t *testing.T) {
 	wantIs(t, err, natsio.ErrNullArgument)
 }
 
+// NkeySign: the library's signer, for an Authenticator holding its seed:
+// the same signature as an independent Ed25519 signer's, and the server
+// accepts it.
+func TestNkeySignSignsAsAnIndependentSigner(t *testing.T) {
+	pub, seed, s := nkeyUser(t)
+	nonce := []byte("a server nonce")
+	gotPub, sig, err := natsio.NkeySign(seed, nonce)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if gotPub != pub {
+		t.Fatalf("public key %q, want %q", gotPub, pub)
+	}
+	if want := base64.RawURLEncoding.EncodeToString(signWithSeed(t, seed, nonce)); sig != want {
+		t.Fatalf("signature %q, want %q", sig, want)
+	}
+	nc := connectTo(t, s.url, natsio.NoReconnect(), natsio.Authenticator(func(nonce []byte) (natsio.AuthFields, error) {
+		p, sg, err := natsio.NkeySign(seed, nonce)
+		return natsio.AuthFields{Nkey: p, Sig: sg}, err
+	}))
+	roundTrip(t, nc)
+
+	_, _, err = natsio.NkeySign("SUnotaseed", nil)
+	wantIs(t, err, natsio.ErrConfig)
+	_, _, err = natsio.NkeySign("S\x00U", nil)
+	wantIs(t, err, natsio.ErrInvalidArgument)
+}
+
 func TestAuthenticatorFields(t *testing.T) {
 	// The fields go as JSON: quotes and CR LF reach the server intact.
 	const password = "p\"w},\"user\":\"root\"}\r\nPUB evil 1\r\n"

@@ -656,6 +656,35 @@ TEST(Secured, AuthenticatorSignsEveryNonce) {
                  natsio::ConfigError);
 }
 
+// nkey_sign: the library's signer, for an authenticator holding its seed:
+// the same signature as the harness's (OpenSSL), and a server accepts it.
+TEST(Secured, NkeySignSignsAsAnIndependentSignerAndTheServerAccepts) {
+    const std::string pub = read_fixture("auth/nkey-user.pub");
+    const std::string seed = read_fixture("auth/nkey-user.nk");
+    const std::string nonce = "a server nonce";
+    natsio::NkeySignature signed_nonce = natsio::nkey_sign(seed, nonce);
+    EXPECT_EQ(signed_nonce.public_key, pub);
+    char want[NT_NKEY_SIG_B64_CAP];
+    ASSERT_TRUE(nt_nkey_sign_base64url(seed.c_str(), nonce.data(), nonce.size(), want));
+    EXPECT_EQ(signed_nonce.sig, want);
+
+    ServerPtr server = start_server("authorization { users = [ { nkey: " + pub + " } ] }");
+    ASSERT_TRUE(server);
+    natsio::Options options = no_reconnect(nt_server_url(server.get()));
+    options.set_authenticator([&](std::string_view server_nonce) {
+        natsio::NkeySignature s = natsio::nkey_sign(seed, server_nonce);
+        natsio::AuthFields fields;
+        fields.nkey = s.public_key;
+        fields.sig = s.sig;
+        return fields;
+    });
+    natsio::Client client = natsio::Client::connect(options);
+    expect_round_trip(client, "cpp.nkey_sign");
+
+    EXPECT_THROW((void)natsio::nkey_sign("SUnotaseed", "x"), natsio::ConfigError);
+    EXPECT_THROW((void)natsio::nkey_sign(std::string_view("S\0U", 3), "x"), natsio::InvalidArgumentError);
+}
+
 TEST(Secured, AuthenticatorUserPasswordIsSentAsJson) {
     ServerPtr server = start_server(
         "authorization { user: alice, password: \"p\\\"w},\\\"user\\\":\\\"root\\\"}\\r\\nPUB x 1\\r\\n\" }");

@@ -559,6 +559,33 @@ struct AuthFields {
 /// server's (empty when it sent none).
 using AuthenticatorHandler = std::function<AuthFields(std::string_view nonce)>;
 
+/// What nkey_sign gives: the seed's public key and the signature.
+struct NkeySignature {
+    /// The public key of the seed ("U...").
+    std::string public_key;
+    /// The 64-byte Ed25519 signature as CONNECT carries it: URL-safe
+    /// base64 without padding.
+    std::string sig;
+};
+
+/// Signs `data` (a server's nonce) with the NKey seed `seed` ("SU..."), as
+/// the library signs for NKey and JWT authentication (nats.c's
+/// nats_Sign): for an authenticator (Options::set_authenticator) that
+/// holds its seed. Any thread. ConfigError for a bad seed,
+/// InvalidArgumentError for a seed with a NUL byte, InvalidUtf8Error.
+/// (natsio_nkey_sign.)
+inline NkeySignature nkey_sign(std::string_view seed, ByteView data) {
+    detail::CString c_seed(seed, "seed");
+    char* public_key = nullptr;
+    char* sig = nullptr;
+    detail::check(natsio_nkey_sign(c_seed.get(), reinterpret_cast<const std::uint8_t*>(data.data()),
+                                   data.size(), &public_key, &sig));
+    NkeySignature out;
+    out.public_key = detail::take_string(public_key);
+    out.sig = detail::take_string(sig);
+    return out;
+}
+
 namespace detail {
 
 /// For an option callback's catch block: reports the exception being
