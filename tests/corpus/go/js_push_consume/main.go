@@ -54,14 +54,15 @@ func main() {
 	}
 	fmt.Println("consumer:", cons.CachedInfo().Name, "ack policy:", cons.CachedInfo().Config.AckPolicy)
 
+	// The handler runs on another goroutine: it collects its lines, printed
+	// once all came, so the output's order does not depend on scheduling.
 	done := make(chan struct{})
-	count := 0
+	var got []string
 	cc, err := cons.Consume(func(msg jetstream.Msg) {
-		count++
 		md, _ := msg.Metadata()
-		fmt.Printf("got %s on %s (stream seq %d, delivered %d)\n", msg.Data(), msg.Subject(), md.Sequence.Stream, md.NumDelivered)
+		got = append(got, fmt.Sprintf("got %s on %s (stream seq %d, delivered %d)", msg.Data(), msg.Subject(), md.Sequence.Stream, md.NumDelivered))
 		msg.Ack()
-		if count == 5 {
+		if len(got) == 5 {
 			close(done)
 		}
 	})
@@ -72,6 +73,9 @@ func main() {
 		fmt.Println("second consume:", err)
 	}
 	<-done
+	for _, line := range got {
+		fmt.Println(line)
+	}
 	cc.Stop()
 	<-cc.Closed()
 
