@@ -1019,6 +1019,18 @@ impl Authenticator for CallbackAuth {
     }
 }
 
+/// Makes the authenticator `make` gives the options' credentials: checked
+/// first (one authentication kind per client), so that on a conflict
+/// nothing is made and the caller's `release` is not called.
+fn use_authenticator<A: Authenticator + 'static>(
+    o: &mut Options,
+    make: impl FnOnce() -> A,
+) -> Result<()> {
+    o.check_auth_kind("authenticator")?;
+    o.credentials = Some(Credentials::Custom(Arc::new(make())));
+    Ok(())
+}
+
 /// Authenticates through application callbacks (keys kept elsewhere, e.g. in
 /// an HSM): `jwt_cb` gives the user JWT and `sign_cb` signs the server nonce,
 /// on every connect, on a library thread. `release` follows the rules of
@@ -1035,19 +1047,16 @@ pub unsafe extern "C" fn natsio_options_set_auth_callbacks(
     with_opts(opts, |o| {
         let jwt = jwt_cb.ok_or_else(|| super::null("jwt_cb"))?;
         let sign = sign_cb.ok_or_else(|| super::null("sign_cb"))?;
-        o.check_auth_kind("authenticator")?;
         // SAFETY: natsio_status is repr(i32): the same ABI as i32.
         let sign = std::mem::transmute::<
             unsafe extern "C" fn(*mut c_void, *const u8, usize, *mut u8) -> natsio_status,
             unsafe extern "C" fn(*mut c_void, *const u8, usize, *mut u8) -> i32,
         >(sign);
-        let auth = CallbackAuth {
+        use_authenticator(o, || CallbackAuth {
             jwt,
             sign,
             ud: Released::new(user_data, release),
-        };
-        o.credentials = Some(Credentials::Custom(Arc::new(auth)));
-        Ok(())
+        })
     })
 }
 
@@ -1157,7 +1166,6 @@ pub unsafe extern "C" fn natsio_options_set_user_password_callback(
 ) -> natsio_status {
     with_opts(opts, |o| {
         let cb = cb.ok_or_else(|| super::null("cb"))?;
-        o.check_auth_kind("authenticator")?;
         // SAFETY: natsio_status is repr(i32): the same ABI as i32.
         let cb = std::mem::transmute::<
             unsafe extern "C" fn(
@@ -1167,12 +1175,10 @@ pub unsafe extern "C" fn natsio_options_set_user_password_callback(
             ) -> natsio_status,
             unsafe extern "C" fn(*mut c_void, *mut *const c_char, *mut *const c_char) -> i32,
         >(cb);
-        let auth = UserPasswordCallback {
+        use_authenticator(o, || UserPasswordCallback {
             cb,
             ud: Released::new(user_data, release),
-        };
-        o.credentials = Some(Credentials::Custom(Arc::new(auth)));
-        Ok(())
+        })
     })
 }
 
@@ -1190,13 +1196,10 @@ pub unsafe extern "C" fn natsio_options_set_token_callback(
 ) -> natsio_status {
     with_opts(opts, |o| {
         let cb = cb.ok_or_else(|| super::null("cb"))?;
-        o.check_auth_kind("authenticator")?;
-        let auth = TokenCallback {
+        use_authenticator(o, || TokenCallback {
             cb,
             ud: Released::new(user_data, release),
-        };
-        o.credentials = Some(Credentials::Custom(Arc::new(auth)));
-        Ok(())
+        })
     })
 }
 
@@ -1338,15 +1341,12 @@ pub unsafe extern "C" fn natsio_options_set_authenticator(
 ) -> natsio_status {
     with_opts(opts, |o| {
         let cb = cb.ok_or_else(|| super::null("cb"))?;
-        o.check_auth_kind("authenticator")?;
         // SAFETY: natsio_status is repr(i32): the same ABI as i32.
         let cb: RawAuthenticatorCb = std::mem::transmute(cb);
-        let auth = FieldsCallback {
+        use_authenticator(o, || FieldsCallback {
             cb,
             ud: Released::new(user_data, release),
-        };
-        o.credentials = Some(Credentials::Custom(Arc::new(auth)));
-        Ok(())
+        })
     })
 }
 

@@ -2,14 +2,14 @@
 // Authentication callbacks: userJWT and signatureCB answer the library's
 // (re)connects from JS, against a nats-server in operator mode (the
 // fixtures of tests/fixtures/auth). The nonce is signed here with
-// node:crypto from the fixture's NKey seed.
+// node:crypto from the fixture's NKey seed (./nkey-sign).
 const { test, before, after } = require('node:test');
 const assert = require('node:assert/strict');
-const crypto = require('node:crypto');
 const fs = require('node:fs');
 const nats = require('..');
 const { startConfiguredServer, fixture } = require('./server');
 const { sleep } = require('./wait');
+const { nkeyPrivateKey, sign } = require('./nkey-sign');
 
 let server;
 before(async () => {
@@ -19,28 +19,8 @@ after(() => server?.stop());
 
 const jwt = fs.readFileSync(fixture('auth/user.jwt'), 'utf8').trim();
 
-/** The Ed25519 private key of an NKey seed ("SU..."): base32 of two prefix
- * bytes, the 32-byte seed and a CRC-16. */
-function nkeyPrivateKey(seedText) {
-  const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567';
-  let bits = 0;
-  let value = 0;
-  const bytes = [];
-  for (const c of seedText.trim()) {
-    value = (value << 5) | alphabet.indexOf(c);
-    bits += 5;
-    if (bits >= 8) {
-      bytes.push((value >>> (bits - 8)) & 0xff);
-      bits -= 8;
-    }
-  }
-  const raw = Buffer.from(bytes.slice(2, 34));
-  const pkcs8 = Buffer.concat([Buffer.from('302e020100300506032b657004220420', 'hex'), raw]);
-  return crypto.createPrivateKey({ key: pkcs8, format: 'der', type: 'pkcs8' });
-}
 const userKey = nkeyPrivateKey(fs.readFileSync(fixture('auth/user.nk'), 'utf8'));
 const otherKey = nkeyPrivateKey(fs.readFileSync(fixture('auth/nkey-other.nk'), 'utf8'));
-const sign = (key, nonce) => crypto.sign(null, nonce, key);
 
 async function roundTrip(nc, subject) {
   const sub = nc.subscribe(subject);

@@ -7,35 +7,16 @@
 // rejections and wrong answers fail the attempt.
 const { test, before, after } = require('node:test');
 const assert = require('node:assert/strict');
-const crypto = require('node:crypto');
 const fs = require('node:fs');
 const nats = require('..');
 const { startConfiguredServer, fixture } = require('./server');
 const { sleep } = require('./wait');
-
-/** The Ed25519 private key of an NKey seed ("SU..."): base32 of two prefix
- * bytes, the 32-byte seed and a CRC-16. */
-function nkeyPrivateKey(seedText) {
-  const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567';
-  let bits = 0;
-  let value = 0;
-  const bytes = [];
-  for (const c of seedText.trim()) {
-    value = (value << 5) | alphabet.indexOf(c);
-    bits += 5;
-    if (bits >= 8) {
-      bytes.push((value >>> (bits - 8)) & 0xff);
-      bits -= 8;
-    }
-  }
-  const pkcs8 = Buffer.concat([Buffer.from('302e020100300506032b657004220420', 'hex'), Buffer.from(bytes.slice(2, 34))]);
-  return crypto.createPrivateKey({ key: pkcs8, format: 'der', type: 'pkcs8' });
-}
+const { nkeyPrivateKey, sign } = require('./nkey-sign');
 
 const pub = fs.readFileSync(fixture('auth/nkey-user.pub'), 'utf8').trim();
 const userKey = nkeyPrivateKey(fs.readFileSync(fixture('auth/nkey-user.nk'), 'utf8'));
 const otherKey = nkeyPrivateKey(fs.readFileSync(fixture('auth/nkey-other.nk'), 'utf8'));
-const signed = (key, nonce) => ({ nkey: pub, sig: crypto.sign(null, Buffer.from(nonce), key).toString('base64url') });
+const signed = (key, nonce) => ({ nkey: pub, sig: sign(key, nonce).toString('base64url') });
 
 // The password has what would break a CONNECT written by hand: quotes,
 // braces, CR LF.

@@ -479,30 +479,12 @@ const behaviours = {
   },
   async authenticator_callback() {
     const { fixture, startConfiguredServer } = require('./server');
-    const crypto = require('node:crypto');
     const read = (rel) => fs.readFileSync(fixture(rel), 'utf8').trim();
-    // An NKey seed's Ed25519 key: base32 of two prefix bytes, the 32-byte
-    // seed and a CRC-16.
-    const keyOf = (seedText) => {
-      const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567';
-      let bits = 0;
-      let value = 0;
-      const bytes = [];
-      for (const c of seedText) {
-        value = ((value << 5) | alphabet.indexOf(c)) & 0xffff;
-        bits += 5;
-        if (bits >= 8) {
-          bytes.push((value >>> (bits - 8)) & 0xff);
-          bits -= 8;
-        }
-      }
-      const pkcs8 = Buffer.concat([Buffer.from('302e020100300506032b657004220420', 'hex'), Buffer.from(bytes.slice(2, 34))]);
-      return crypto.createPrivateKey({ key: pkcs8, format: 'der', type: 'pkcs8' });
-    };
+    const { nkeyPrivateKey: keyOf, sign } = require('./nkey-sign');
     const pub = read('auth/nkey-user.pub');
     const signer = (key, nonces) => (nonce) => {
       nonces.push(nonce);
-      return { nkey: pub, sig: crypto.sign(null, Buffer.from(nonce), key).toString('base64url') };
+      return { nkey: pub, sig: sign(key, nonce).toString('base64url') };
     };
     const server = await startConfiguredServer(`authorization { users = [ { nkey: ${pub} } ] }\n`);
     try {
