@@ -34,3 +34,20 @@ pub(crate) fn complete(
     }
     c
 }
+
+/// Runs `job` on a library thread and waits, without holding a runtime
+/// thread, for what it returns: the application's callbacks asked during a
+/// connect (an authenticator, a reconnect delay). A job that panics gives
+/// an internal error, `panicked` saying whose.
+pub(crate) async fn ask<T: Send + 'static>(
+    name: &str,
+    panicked: &str,
+    job: impl FnOnce() -> T + Send + 'static,
+) -> Result<T> {
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    spawn(name, move || {
+        let _ = tx.send(job());
+    })?;
+    rx.await
+        .map_err(|_| Error::new(ErrorKind::Internal, panicked.to_string()))
+}

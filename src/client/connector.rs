@@ -98,14 +98,12 @@ async fn auth_fields(opts: &Options, nonce: Option<&str>) -> Result<AuthFields> 
     match &opts.credentials {
         None => Ok(AuthFields::default()),
         Some(c @ Credentials::Custom(_)) => {
-            let (tx, rx) = tokio::sync::oneshot::channel();
             let c = c.clone();
             let nonce = nonce.map(str::to_string);
-            library_thread::spawn("natsio-auth", move || {
-                let _ = tx.send(c.fields(nonce.as_deref()));
-            })?;
-            rx.await
-                .unwrap_or_else(|_| Err(Error::new(ErrorKind::Internal, "authenticator panicked")))
+            library_thread::ask("natsio-auth", "authenticator panicked", move || {
+                c.fields(nonce.as_deref())
+            })
+            .await?
         }
         Some(c) => c.fields(nonce),
     }
@@ -117,19 +115,14 @@ async fn auth_fields(opts: &Options, nonce: Option<&str>) -> Result<AuthFields> 
 /// shutdown, and the thread's hold on the callback keeps its user data
 /// until the call returns.
 async fn ask_delay(cb: &ReconnectDelayCallback, turn: u64) -> ReconnectDelay {
-    let (tx, rx) = tokio::sync::oneshot::channel();
     let cb = cb.clone();
-    if let Err(e) = library_thread::spawn("natsio-reconnect-delay", move || {
-        let _ = tx.send(cb(turn));
-    }) {
-        return ReconnectDelay::Failed(e);
-    }
-    rx.await.unwrap_or_else(|_| {
-        ReconnectDelay::Failed(Error::new(
-            ErrorKind::Internal,
-            "the reconnect delay callback panicked",
-        ))
-    })
+    library_thread::ask(
+        "natsio-reconnect-delay",
+        "the reconnect delay callback panicked",
+        move || cb(turn),
+    )
+    .await
+    .unwrap_or_else(ReconnectDelay::Failed)
 }
 
 /// A connected, authenticated socket with whatever the server sent after PONG.
