@@ -128,9 +128,10 @@ build_core() {
 # Go harness: its own module in bench/go (a replace directive points at
 # bindings/go, whose cgo flags come from pkg-config natsio-static). The
 # .pc files are the uninstalled ones a CMake configure writes (naming
-# target/release/libnatsio.a and include/): a configure of its own in
-# build/bench-go/cmake, with nothing to build (go_cgo_env also keeps Go's
-# build cache from linking a previously built core). The binary is removed
+# include/ and the static library its build reduces from
+# target/release/libnatsio.a, as users get it): a build dir of its own,
+# build/bench-go/cmake, with no tests or examples (go_cgo_env also keeps
+# Go's build cache from linking a previously built core). The binary is removed
 # first so that a stale one is never run if the build fails.
 build_natsio_go() {
     command -v go >/dev/null || { log "go not found"; return 1; }
@@ -140,6 +141,7 @@ build_natsio_go() {
     rm -f "$ROOT/build/bench-go/natsio-go-bench"
     cmake -S "$ROOT" -B "$ROOT/build/bench-go/cmake" -DNATSIO_LIB_DIR="$ROOT/target/release" \
         -DNATSIO_BUILD_TESTS=OFF -DNATSIO_BUILD_EXAMPLES=OFF >/dev/null || return 1
+    cmake --build "$ROOT/build/bench-go/cmake" >/dev/null || return 1
     (cd "$BENCH/go" && go_cgo_env "$ROOT/build/bench-go/cmake/pkgconfig" &&
         go build -o "$ROOT/build/bench-go/natsio-go-bench" .)
 }

@@ -2,7 +2,8 @@
 #
 #   lib/libnatsio.so.<version>            the shared library (SONAME libnatsio.so.<major>)
 #   lib/libnatsio.so.<major>, .so         symlinks to it (runtime and link-time names)
-#   lib/libnatsio.a                       the static library, debug info stripped
+#   lib/libnatsio.a                       the static library (NATSIO_STATIC_ARCHIVE),
+#                                         debug info stripped
 #     (macOS: libnatsio.<version>.dylib, install name @rpath/libnatsio.<major>.dylib;
 #      Windows: bin/natsio.dll, lib/natsio.dll.lib, lib/natsio.lib)
 #   include/natsio.h                      the C API (with NATSIO_VERSION_* macros)
@@ -32,7 +33,7 @@ if(WIN32)
   install(FILES "${NATSIO_BUILT_LIB_DIR}/${NATSIO_SHARED_FILE}"
           DESTINATION "${CMAKE_INSTALL_BINDIR}" COMPONENT runtime)
   install(FILES "${NATSIO_BUILT_LIB_DIR}/${NATSIO_LINK_FILE}"
-                "${NATSIO_BUILT_LIB_DIR}/${NATSIO_STATIC_FILE}"
+                "${NATSIO_STATIC_ARCHIVE}"
           DESTINATION "${CMAKE_INSTALL_LIBDIR}" COMPONENT development)
   set(NATSIO_INSTALLED_SHARED_PROPERTIES
       "IMPORTED_LOCATION \"\${PACKAGE_PREFIX_DIR}/${CMAKE_INSTALL_BINDIR}/${NATSIO_SHARED_FILE}\"
@@ -58,7 +59,7 @@ else()
           COMPONENT runtime)
   install(FILES "${natsio_stage}/${natsio_so_major}"
           DESTINATION "${CMAKE_INSTALL_LIBDIR}" COMPONENT runtime)
-  install(FILES "${natsio_stage}/${NATSIO_SHARED_FILE}" "${NATSIO_BUILT_LIB_DIR}/${NATSIO_STATIC_FILE}"
+  install(FILES "${natsio_stage}/${NATSIO_SHARED_FILE}" "${NATSIO_STATIC_ARCHIVE}"
           DESTINATION "${CMAKE_INSTALL_LIBDIR}" COMPONENT development)
   set(NATSIO_INSTALLED_SHARED_PROPERTIES
       "IMPORTED_LOCATION \"\${NATSIO_LIBRARY_DIR}/${natsio_so_real}\"

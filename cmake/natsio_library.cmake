@@ -92,9 +92,46 @@ target_link_libraries(natsio_shared INTERFACE "${natsio_lib_dir}/${NATSIO_LINK_F
 target_include_directories(natsio_shared INTERFACE "$<BUILD_INTERFACE:${NATSIO_INCLUDE_DIR}>")
 add_library(natsio::natsio ALIAS natsio_shared)
 
+# The static library programs link (NATSIO_STATIC_ARCHIVE): on ELF
+# platforms with GNU ld, cargo's archive reduced to the C API and what it
+# reaches, in <build>/natsio-static/ (natsio_static_archive.cmake says why;
+# written by the build, so a program linking it through the uninstalled
+# natsio-static.pc needs `cmake --build` first); elsewhere, or with
+# -DNATSIO_REDUCED_STATIC_LIBRARY=OFF, cargo's archive as it is.
+option(NATSIO_REDUCED_STATIC_LIBRARY
+       "Link and install libnatsio.a reduced to the C API and what it reaches (ELF, GNU ld)" ON)
+set(natsio_cargo_static "${natsio_lib_dir}/${NATSIO_STATIC_FILE}")
+set(NATSIO_STATIC_ARCHIVE "${natsio_cargo_static}")
+if(NATSIO_REDUCED_STATIC_LIBRARY AND NOT WIN32 AND NOT APPLE
+   AND CMAKE_LINKER AND CMAKE_READELF AND CMAKE_OBJCOPY AND CMAKE_AR)
+  execute_process(COMMAND "${CMAKE_LINKER}" --version OUTPUT_VARIABLE natsio_linker_version
+                  ERROR_QUIET RESULT_VARIABLE natsio_linker_result)
+  if(natsio_linker_result EQUAL 0 AND natsio_linker_version MATCHES "^GNU ld")
+    set(NATSIO_STATIC_ARCHIVE "${PROJECT_BINARY_DIR}/natsio-static/${NATSIO_STATIC_FILE}")
+  endif()
+endif()
+if(NOT NATSIO_STATIC_ARCHIVE STREQUAL natsio_cargo_static)
+  set(natsio_static_archive_deps "${natsio_cargo_static}")
+  if(TARGET natsio_cargo_build)
+    list(APPEND natsio_static_archive_deps natsio_cargo_build)
+  endif()
+  add_custom_command(
+    OUTPUT "${NATSIO_STATIC_ARCHIVE}"
+    COMMAND "${CMAKE_COMMAND}" "-DIN=${natsio_cargo_static}" "-DOUT=${NATSIO_STATIC_ARCHIVE}"
+            "-DLINKER=${CMAKE_LINKER}" "-DREADELF=${CMAKE_READELF}"
+            "-DOBJCOPY=${CMAKE_OBJCOPY}" "-DAR=${CMAKE_AR}"
+            -P "${CMAKE_CURRENT_LIST_DIR}/natsio_static_archive.cmake"
+    DEPENDS ${natsio_static_archive_deps} "${CMAKE_CURRENT_LIST_DIR}/natsio_static_archive.cmake"
+    COMMENT "libnatsio.a: the C API and what it reaches, one object"
+    VERBATIM)
+  add_custom_target(natsio_static_archive ALL DEPENDS "${NATSIO_STATIC_ARCHIVE}")
+endif()
+# The directory the .pc files and the install rules take it from.
+get_filename_component(NATSIO_STATIC_ARCHIVE_DIR "${NATSIO_STATIC_ARCHIVE}" DIRECTORY)
+
 find_package(Threads REQUIRED)
 add_library(natsio_static INTERFACE)
-target_link_libraries(natsio_static INTERFACE "${natsio_lib_dir}/${NATSIO_STATIC_FILE}"
+target_link_libraries(natsio_static INTERFACE "${NATSIO_STATIC_ARCHIVE}"
                       Threads::Threads ${NATSIO_STATIC_SYSTEM_LIBS})
 target_include_directories(natsio_static INTERFACE "$<BUILD_INTERFACE:${NATSIO_INCLUDE_DIR}>")
 add_library(natsio::natsio_static ALIAS natsio_static)
@@ -102,6 +139,9 @@ add_library(natsio::natsio_static ALIAS natsio_static)
 if(TARGET natsio_cargo_build)
   add_dependencies(natsio_shared natsio_cargo_build)
   add_dependencies(natsio_static natsio_cargo_build)
+endif()
+if(TARGET natsio_static_archive)
+  add_dependencies(natsio_static natsio_static_archive)
 endif()
 
 # Programs of this tree (and of a parent project) run from the build tree

@@ -333,11 +333,13 @@ if want go; then
     else
         # The binding's cgo flags come from pkg-config: the uninstalled
         # .pc files (naming $LIB_DIR and include/) of a CMake configure of
-        # its own, with nothing to build (go_cgo_env: scripts/lib/go-cgo-env.sh,
+        # its own, with nothing to build: cargo's instrumented archive is
+        # linked as it is, not reduced (go_cgo_env: scripts/lib/go-cgo-env.sh,
         # run in a subshell so that the settings stay with this stage).
         GO_CMAKE_DIR="$ASAN_BUILD_DIR/go-pkgconfig"
         cmake -S . -B "$GO_CMAKE_DIR" -DNATSIO_LIB_DIR="$LIB_DIR" -DNATSIO_BUILD_TESTS=OFF \
-            -DNATSIO_BUILD_EXAMPLES=OFF >"$ASAN_BUILD_DIR/logs/go-cmake.log" 2>&1 ||
+            -DNATSIO_BUILD_EXAMPLES=OFF -DNATSIO_REDUCED_STATIC_LIBRARY=OFF \
+            >"$ASAN_BUILD_DIR/logs/go-cmake.log" 2>&1 ||
             cat "$ASAN_BUILD_DIR/logs/go-cmake.log"
         mapfile -t go_env < <(go_cgo_env "$GO_CMAKE_DIR/pkgconfig"
             printf '%s\n' "CGO_ENABLED=$CGO_ENABLED" "PKG_CONFIG_PATH=$PKG_CONFIG_PATH" \
