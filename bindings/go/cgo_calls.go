@@ -149,8 +149,8 @@ func (nc *Conn) request(ctx context.Context, subject string, hdrs *C.natsio_head
 	if err := resultError(st.status, st.detail); err != nil {
 		return nil, err
 	}
-	r, err := awaitStarted(ctx, st.token, C.GO_TAKE_MSG)
-	if err != nil {
+	var r C.go_take
+	if err := awaitStarted(ctx, st.token, C.GO_TAKE_MSG, &r); err != nil {
 		return nil, err
 	}
 	defer C.natsio_msg_free((*C.natsio_msg)(r.out))
@@ -183,7 +183,8 @@ func iterNext[T any](ctx context.Context, it unsafe.Pointer, kind C.int, keep fu
 	takeKind := C.go_iter_take_kind(kind)
 	// A cancelled wait leaves the item in the iterator (the token is
 	// withdrawn); one already on its way is returned.
-	r, err := awaitToken(ctx, n.token, takeKind, cancelOnEnd)
+	var r C.go_take
+	err := awaitToken(ctx, n.token, takeKind, cancelOnEnd, &r)
 	if r.status == C.NATSIO_DONE {
 		return zero, errDone()
 	}

@@ -832,7 +832,8 @@ func (m *Msg) AckSync(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if _, err := awaitStarted(ctx, tok, C.GO_TAKE_NONE); err != nil {
+	var r C.go_take
+	if err := awaitStarted(ctx, tok, C.GO_TAKE_NONE, &r); err != nil {
 		return err
 	}
 	m.js.batch.free(m.js.index)

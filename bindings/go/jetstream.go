@@ -547,7 +547,8 @@ func (js *JetStream) Publish(ctx context.Context, subject string, data []byte, o
 	if err != nil {
 		return nil, err
 	}
-	r, err := awaitStarted(ctx, tok, C.GO_TAKE_PUB_ACK)
+	var r C.go_take
+	err = awaitStarted(ctx, tok, C.GO_TAKE_PUB_ACK, &r)
 	if e, ok := err.(*Error); ok && hasDeadline && e.Status == Status(ErrTimeout.(*sentinel).code) && e.cause == nil {
 		// No ack by ctx's deadline: that deadline too.
 		e.cause = errors.Join(ErrTimeout, context.DeadlineExceeded)
@@ -714,7 +715,8 @@ func (f *PubAckFuture) outcome() (done bool, ack *PubAck, err error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if !f.read {
-		r := C.go_token_take(f.tokens.toks[f.slot], C.GO_TAKE_PUB_ACK, C.GO_FREE_TOKEN_IF_DONE)
+		var r C.go_take
+		C.go_token_take(f.tokens.toks[f.slot], C.GO_TAKE_PUB_ACK, C.GO_FREE_TOKEN_IF_DONE, &r)
 		if r.status == C.NATSIO_PENDING {
 			return false, nil, nil
 		}

@@ -367,8 +367,8 @@ func (kv *KeyValue) get(ctx context.Context, key string, revision uint64, byRevi
 	runtime.KeepAlive(kv)
 	// The entry read is key's in this bucket (the library checks the
 	// stored subject): its names are taken from here, not copied from C.
-	r, err := awaitStarted(ctx, tok, C.GO_TAKE_KV_GOT_ENTRY)
-	if err != nil {
+	var r C.go_take
+	if err := awaitStarted(ctx, tok, C.GO_TAKE_KV_GOT_ENTRY, &r); err != nil {
 		return nil, err
 	}
 	e := entryOf(&r.entry, kv.bucket, key)

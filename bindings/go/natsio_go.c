@@ -172,35 +172,33 @@ static void go_token_release(natsio_token *tok, int free_token, natsio_status st
 		natsio_token_free(tok);
 }
 
-go_take go_token_take(natsio_token *tok, int kind, int free_token) {
-	go_take r;
-	memset(&r, 0, sizeof r);
+void go_token_take(natsio_token *tok, int kind, int free_token, go_take *r) {
+	memset(r, 0, sizeof *r);
 	if (kind < GO_TAKE_GEN_END) {
-		go_gen_take(&r, tok, kind);
+		go_gen_take(r, tok, kind);
 	} else if (kind == GO_TAKE_OBJ_CHUNK) {
 		// The piece is the token's: copied, as the token is freed at once.
 		const void *data = NULL;
 		size_t len = 0;
-		r.status = natsio_token_obj_chunk(tok, &data, &len);
-		if (r.status == NATSIO_OK && len > 0) {
-			r.out = malloc(len);
-			if (r.out == NULL) {
-				r.status = NATSIO_ERR_INTERNAL;
-				r.detail = go_error_text("out of memory");
-				go_token_release(tok, free_token, r.status);
-				return r;
+		r->status = natsio_token_obj_chunk(tok, &data, &len);
+		if (r->status == NATSIO_OK && len > 0) {
+			r->out = malloc(len);
+			if (r->out == NULL) {
+				r->status = NATSIO_ERR_INTERNAL;
+				r->detail = go_error_text("out of memory");
+				go_token_release(tok, free_token, r->status);
+				return;
 			}
-			memcpy(r.out, data, len);
-			r.u64 = len;
+			memcpy(r->out, data, len);
+			r->u64 = len;
 		}
 	} else {
-		r.status = NATSIO_ERR_INTERNAL;
-		r.detail = go_error_text("unknown token result kind");
-		return r;
+		r->status = NATSIO_ERR_INTERNAL;
+		r->detail = go_error_text("unknown token result kind");
+		return;
 	}
-	r.detail = go_detail(r.status);
-	go_token_release(tok, free_token, r.status);
-	return r;
+	r->detail = go_detail(r->status);
+	go_token_release(tok, free_token, r->status);
 }
 
 // ---- iterators ----

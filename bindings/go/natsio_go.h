@@ -114,8 +114,11 @@ typedef struct go_take {
  * its operation is still pending (NATSIO_PENDING: nothing was read). */
 enum { GO_KEEP_TOKEN = 0, GO_FREE_TOKEN = 1, GO_FREE_TOKEN_IF_DONE = 2 };
 
-/* Reads the result of kind; frees the token afterwards as free_token says. */
-go_take go_token_take(natsio_token *tok, int kind, int free_token);
+/* Reads the result of kind into *r; frees the token afterwards as
+ * free_token says. An out-parameter, not a returned struct: go_take is
+ * 336 bytes, and a Go frame holding one per layer of a wait made every
+ * waiting goroutine's stack twice as large (see awaitToken). */
+void go_token_take(natsio_token *tok, int kind, int free_token, go_take *r);
 /* The generated kinds' part of go_token_take (gen_take.c): status, out or
  * u64, and the view of a message, entry or ack. */
 void go_gen_take(go_take *r, natsio_token *tok, int kind);

@@ -775,7 +775,8 @@ func (r *ObjectResult) Read(p []byte) (int, error) {
 	default:
 		return 0, r.end(resultError(st.status, st.detail))
 	}
-	t, err := awaitToken(r.ctx, st.token, C.GO_TAKE_OBJ_CHUNK, cancelOnEnd)
+	var t C.go_take
+	err := awaitToken(r.ctx, st.token, C.GO_TAKE_OBJ_CHUNK, cancelOnEnd, &t)
 	if t.status == C.NATSIO_DONE {
 		return 0, r.end(io.EOF)
 	}
@@ -1098,7 +1099,8 @@ func (w *ObjectWatcher) next(ctx context.Context) (*ObjectInfo, error) {
 	case C.NATSIO_PENDING:
 		// A cancelled wait leaves the item in the watch; one already on
 		// its way is returned.
-		r, err := awaitToken(ctx, n.token, C.GO_TAKE_OBJ_INFO, cancelOnEnd)
+		var r C.go_take
+		err := awaitToken(ctx, n.token, C.GO_TAKE_OBJ_INFO, cancelOnEnd, &r)
 		if r.status == C.NATSIO_DONE {
 			return nil, errDone()
 		}
