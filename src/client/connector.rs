@@ -445,15 +445,13 @@ impl Connector {
             // `connect` sees the shutdown next.
             _ = shutdown.notified() => return Some((entry, Duration::ZERO)),
         };
-        let delay = match answer {
-            ReconnectDelay::Wait(d) => d,
-            ReconnectDelay::Default => o.reconnect_time_wait + self.jitter(o),
-            ReconnectDelay::Failed(e) => {
-                *refused = Some(e);
-                o.reconnect_time_wait + self.jitter(o)
-            }
-        };
-        Some((entry, delay))
+        match answer {
+            ReconnectDelay::Wait(d) => return Some((entry, d)),
+            ReconnectDelay::Default => {}
+            // The attempt fails after the default wait.
+            ReconnectDelay::Failed(e) => *refused = Some(e),
+        }
+        Some((entry, o.reconnect_time_wait + self.jitter(o)))
     }
 
     /// A random part of a reconnect wait, up to the jitter for the current

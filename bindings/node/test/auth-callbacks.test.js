@@ -8,7 +8,7 @@ const assert = require('node:assert/strict');
 const fs = require('node:fs');
 const nats = require('..');
 const { startConfiguredServer, fixture } = require('./server');
-const { sleep } = require('./wait');
+const { sleep, roundTrip } = require('./wait');
 const { nkeyPrivateKey, sign } = require('./nkey-sign');
 
 let server;
@@ -21,15 +21,6 @@ const jwt = fs.readFileSync(fixture('auth/user.jwt'), 'utf8').trim();
 
 const userKey = nkeyPrivateKey(fs.readFileSync(fixture('auth/user.nk'), 'utf8'));
 const otherKey = nkeyPrivateKey(fs.readFileSync(fixture('auth/nkey-other.nk'), 'utf8'));
-
-async function roundTrip(nc, subject) {
-  const sub = nc.subscribe(subject);
-  await nc.flush();
-  nc.publish(subject, 'hi');
-  const { value } = await sub.next(2000);
-  assert.equal(value.string(), 'hi');
-  sub.unsubscribe();
-}
 
 test('userJWT and signatureCB answer from JS, at the connect and again at a reconnect', async () => {
   const calls = { jwt: 0, sign: 0, nonces: [] };

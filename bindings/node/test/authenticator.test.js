@@ -10,7 +10,7 @@ const assert = require('node:assert/strict');
 const fs = require('node:fs');
 const nats = require('..');
 const { startConfiguredServer, fixture } = require('./server');
-const { sleep } = require('./wait');
+const { sleep, roundTrip } = require('./wait');
 const { nkeyPrivateKey, sign } = require('./nkey-sign');
 
 const pub = fs.readFileSync(fixture('auth/nkey-user.pub'), 'utf8').trim();
@@ -31,15 +31,6 @@ after(async () => {
   await nkeys?.stop();
   await users?.stop();
 });
-
-async function roundTrip(nc, subject) {
-  const sub = nc.subscribe(subject);
-  await nc.flush();
-  nc.publish(subject, 'hi');
-  const { value } = await sub.next(2000);
-  assert.equal(value.string(), 'hi');
-  sub.unsubscribe();
-}
 
 test('authenticator signs the nonce at the connect and again, a new one, at a reconnect', async () => {
   const nonces = [];

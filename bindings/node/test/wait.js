@@ -1,5 +1,8 @@
 'use strict';
-// Waiting in tests: a pause, and polling for a condition with a deadline.
+// Waiting in tests: a pause, polling for a condition with a deadline, and
+// a message's round trip through the server.
+
+const assert = require('node:assert/strict');
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
@@ -27,4 +30,15 @@ function within(promise, ms, what) {
   return Promise.race([promise, bound]).finally(() => clearTimeout(timer));
 }
 
-module.exports = { sleep, eventually, within };
+// Subscribes to `subject`, publishes 'hi' there and waits (2 s) for it to
+// come back: the connection `nc` works end to end.
+async function roundTrip(nc, subject) {
+  const sub = nc.subscribe(subject);
+  await nc.flush();
+  nc.publish(subject, 'hi');
+  const { value } = await sub.next(2000);
+  assert.equal(value.string(), 'hi');
+  sub.unsubscribe();
+}
+
+module.exports = { sleep, eventually, within, roundTrip };
