@@ -69,7 +69,11 @@ ok "libnatsio.so.$VERSION, SONAME $soname, links .so.$MAJOR and .so"
 for f in "$so" "$LIBDIR/libnatsio.a"; do
     if readelf -S -W "$f" 2>/dev/null | grep -q '\.debug_info'; then die "$(basename "$f") carries debug info"; fi
 done
-ok "no debug info in the .so ($(du -h "$so" | cut -f1)) or the .a ($(du -h "$LIBDIR/libnatsio.a" | cut -f1))"
+# The installed archive is the reduced one (cmake/natsio_static_archive.cmake):
+# one object, so a link without --gc-sections (cgo's) takes no unused code.
+members="$(ar t "$LIBDIR/libnatsio.a" | wc -l)"
+[ "$members" = 1 ] || die "libnatsio.a holds $members objects, not the one reduced object"
+ok "no debug info in the .so ($(du -h "$so" | cut -f1)) or the .a ($(du -h "$LIBDIR/libnatsio.a" | cut -f1), one object)"
 for f in include/natsio.h include/natsio_sys.h include/natsio/natsio.hpp include/natsio/jetstream.hpp include/natsio/object.hpp \
     include/natsio/errors.hpp; do
     [ -f "$PREFIX/$f" ] || die "$f not installed"
