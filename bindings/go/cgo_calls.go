@@ -9,9 +9,30 @@ package natsio
 //     same call that failed, so no goroutine has to be pinned to its OS
 //     thread (runtime.LockOSThread) around the call;
 //   - handles come back in returned structs rather than through Go
-//     pointers, which would force the out variables onto the heap.
+//     pointers, which would force the out variables onto the heap;
+//   - the readers that fill a view or a result through a pointer
+//     (go_*_read, go_token_take) are marked noescape and nocallback (for
+//     the package: cgo matches the names in every file; noescape takes
+//     effect only with nocallback): they keep nothing and call no Go (they
+//     read accessors, and go_token_take frees a token whose result it has
+//     taken), so the view stays on the caller's stack instead of costing
+//     an allocation per message.
 
 /*
+#cgo noescape go_token_take
+#cgo nocallback go_token_take
+#cgo noescape go_msg_read_js
+#cgo nocallback go_msg_read_js
+#cgo noescape go_entry_read
+#cgo nocallback go_entry_read
+#cgo noescape go_service_request_read
+#cgo nocallback go_service_request_read
+#cgo noescape go_kv_status_read
+#cgo nocallback go_kv_status_read
+#cgo noescape go_obj_info_read
+#cgo nocallback go_obj_info_read
+#cgo noescape go_obj_status_read
+#cgo nocallback go_obj_status_read
 #include <stdlib.h>
 #include "natsio_go.h"
 */
@@ -163,7 +184,7 @@ func (nc *Conn) request(ctx context.Context, subject string, hdrs *C.natsio_head
 // way to it is still returned). keep(r) copies the item into Go; the C
 // item is freed after it. NATSIO_DONE (the iteration ended without error)
 // is returned as errDone.
-func iterNext[T any](ctx context.Context, it unsafe.Pointer, kind C.int, keep func(item unsafe.Pointer, msg *C.go_msg_view, entry *C.go_entry_view) T) (T, error) {
+func iterNext[T any](ctx context.Context, it unsafe.Pointer, kind C.int, keep func(item unsafe.Pointer, msg C.go_msg_view, entry C.go_entry_view) T) (T, error) {
 	var zero T
 	if ctx.Err() != nil {
 		return zero, contextError(ctx)
@@ -173,7 +194,7 @@ func iterNext[T any](ctx context.Context, it unsafe.Pointer, kind C.int, keep fu
 	leaveLib()
 	switch n.status {
 	case C.NATSIO_OK:
-		return keep(n.item, &n.msg, &n.entry), nil
+		return keep(n.item, n.msg, n.entry), nil
 	case C.NATSIO_DONE:
 		return zero, errDone()
 	case C.NATSIO_PENDING:
@@ -191,13 +212,13 @@ func iterNext[T any](ctx context.Context, it unsafe.Pointer, kind C.int, keep fu
 	if err != nil {
 		return zero, ctxOutcome(ctx, err)
 	}
-	return keep(r.out, &r.msg, &r.entry), nil
+	return keep(r.out, r.msg, r.entry), nil
 }
 
 // keepMsg copies a library message into Go and frees it.
-func keepMsg(conn *Conn) func(unsafe.Pointer, *C.go_msg_view, *C.go_entry_view) *Msg {
-	return func(item unsafe.Pointer, v *C.go_msg_view, _ *C.go_entry_view) *Msg {
-		m := msgFromView(v, conn, nil)
+func keepMsg(conn *Conn) func(unsafe.Pointer, C.go_msg_view, C.go_entry_view) *Msg {
+	return func(item unsafe.Pointer, v C.go_msg_view, _ C.go_entry_view) *Msg {
+		m := msgFromView(&v, conn, nil)
 		C.natsio_msg_free((*C.natsio_msg)(item))
 		return m
 	}

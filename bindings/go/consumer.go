@@ -1203,8 +1203,8 @@ func (c *Consumption) Next(ctx context.Context) (*Msg, error) {
 	defer c.acks.waiting.Add(-1)
 	c.acks.send()
 	return iterNext(ctx, unsafe.Pointer(c.ptr), C.GO_ITER_JS_MESSAGES,
-		func(item unsafe.Pointer, v *C.go_msg_view, _ *C.go_entry_view) *Msg {
-			return pulledOne((*C.natsio_msg)(item), v, c.nc, &c.names, c.acks)
+		func(item unsafe.Pointer, v C.go_msg_view, _ C.go_entry_view) *Msg {
+			return pulledOne((*C.natsio_msg)(item), &v, c.nc, &c.names, c.acks)
 		})
 }
 

@@ -719,12 +719,12 @@ func (kv *KeyValue) watch(ctx context.Context, keys []string, opts []WatchOpt) (
 func (w *KeyWatcher) next(ctx context.Context) (*KeyValueEntry, error) {
 	defer runtime.KeepAlive(w)
 	return iterNext(ctx, unsafe.Pointer(w.ptr), C.GO_ITER_KV_WATCHER,
-		func(item unsafe.Pointer, _ *C.go_msg_view, v *C.go_entry_view) *KeyValueEntry {
+		func(item unsafe.Pointer, _ C.go_msg_view, v C.go_entry_view) *KeyValueEntry {
 			defer C.natsio_kv_entry_free((*C.natsio_kv_entry)(item))
 			if v.operation == kvInitialDone {
 				return nil
 			}
-			return entryFromView(v)
+			return entryFromView(&v)
 		})
 }
 

@@ -90,7 +90,7 @@ func (kv *KeyValue) listKeys(ctx context.Context, filters []string) (*KeyLister,
 func (l *KeyLister) next(ctx context.Context) (string, error) {
 	defer runtime.KeepAlive(l)
 	return iterNext(ctx, unsafe.Pointer(l.ptr), C.GO_ITER_KV_KEY_LISTER,
-		func(item unsafe.Pointer, _ *C.go_msg_view, _ *C.go_entry_view) string {
+		func(item unsafe.Pointer, _ C.go_msg_view, _ C.go_entry_view) string {
 			defer C.natsio_string_free((*C.char)(item))
 			return C.GoString((*C.char)(item))
 		})

@@ -131,7 +131,7 @@ func (m *StoredMsgs) Next(ctx context.Context) (*RawStreamMsg, error) {
 	}
 	defer runtime.KeepAlive(m)
 	return iterNext(ctx, unsafe.Pointer(m.ptr), C.GO_ITER_STORED_MSGS,
-		func(item unsafe.Pointer, _ *C.go_msg_view, _ *C.go_entry_view) *RawStreamMsg {
+		func(item unsafe.Pointer, _ C.go_msg_view, _ C.go_entry_view) *RawStreamMsg {
 			sm := (*C.natsio_stored_msg)(item)
 			defer C.natsio_stored_msg_free(sm)
 			return storedMsg(sm)

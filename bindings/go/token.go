@@ -9,8 +9,6 @@ package natsio
 // cancels the token.
 
 /*
-#cgo noescape go_token_take
-#cgo nocallback go_token_take
 #include <stdlib.h>
 #include "natsio_go.h"
 */
