@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One-command benchmark run: builds the harnesses, starts a fresh nats-server
 # with JetStream on a free loopback port, runs every scenario for every client
-# interleaved (A B A B ...) for R repeats, collects all result lines into one
+# interleaved (A B C, then B C A, ...) for R repeats, collects all result lines into one
 # file and prints the median table (bench/summarize.py). Each scenario and
 # size runs in a fresh harness process, so a line's rss_peak_kb (VmHWM) is
 # that run's peak alone (obj-put/obj-get: one process per scenario, which
@@ -420,8 +420,12 @@ for r in $(seq 1 "$REPEATS"); do
             *) run_sizes=("${SIZE_LIST[@]}") ;;
         esac
         for sz in "${run_sizes[@]}"; do
-            for i in "${!NAMES[@]}"; do
-                run_one "$i" "$sc" "$sz"
+            # Each repeat starts one client later (A B C, B C A, C A B):
+            # no client always runs first, or always right after the same
+            # one, so what a run leaves behind on the server and the
+            # machine weighs on every client alike.
+            for j in "${!NAMES[@]}"; do
+                run_one "$(((j + r - 1) % ${#NAMES[@]}))" "$sc" "$sz"
             done
         done
     done
