@@ -202,6 +202,21 @@ extern "C" {
 uint32_t natsio_runtime_wait_spin_us(void);
 
 /**
+ * Whether the library's blocked waits skip their spin now because other
+ * programs keep the CPUs busy (the default wait spin only: never once the
+ * application set one with `natsio_runtime_set_wait_spin_us`; see there
+ * for how the load is read). For a binding that can wait either in the
+ * library (woken directly by the thread that completes the wait, after a
+ * spin) or in a wait of its own: without the spin, a thread blocked in
+ * the library gains little, and Go's scheduler takes the processor of a
+ * goroutine blocked in C after 20 us and wakes another thread for it.
+ * Any thread; never fails.
+ *
+ * Binding support (natsio_sys.h).
+ */
+bool natsio_runtime_wait_spin_skipped(void);
+
+/**
  * For a binding that waits on its own event loop: spins the calling
  * thread until `*flag` is true (read with acquire ordering; set it with a
  * release or stronger atomic store, e.g. `__atomic_store_n(flag, true,

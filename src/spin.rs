@@ -137,8 +137,9 @@ fn spin(deadline: Option<Instant>, mut ready: impl FnMut() -> bool) -> Spun {
 }
 
 /// The default limit is skipped while the CPUs are contended; a limit the
-/// application set applies as set.
-fn default_skipped() -> bool {
+/// application set applies as set. Also for a binding that chooses between
+/// a wait in the library and one of its own (the Go binding's requests).
+pub fn default_skipped() -> bool {
     !LIMIT_SET.load(Ordering::Relaxed) && cpus_contended()
 }
 

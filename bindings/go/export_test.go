@@ -10,6 +10,10 @@ func LiveHandlesForTest() int64 { return liveHandles.Load() }
 
 func FutureBlocksFreedForTest() int64 { return futureBlocksFreed.Load() }
 
+func QueuedForBusyCPUsForTest() int64 { return queuedForBusyCPUs.Load() }
+
+func WaitSpinSkippedForTest() bool { return waitSpinSkipped() }
+
 const FutureBlockForTest = futureBlock
 
 func StatusNameForTest(code int32) string { return statusName(code) }

@@ -542,6 +542,22 @@ pub extern "C" fn natsio_runtime_wait_spin_us() -> u32 {
     guard_value(0, || Ok(crate::spin::limit_us()))
 }
 
+/// Whether the library's blocked waits skip their spin now because other
+/// programs keep the CPUs busy (the default wait spin only: never once the
+/// application set one with `natsio_runtime_set_wait_spin_us`; see there
+/// for how the load is read). For a binding that can wait either in the
+/// library (woken directly by the thread that completes the wait, after a
+/// spin) or in a wait of its own: without the spin, a thread blocked in
+/// the library gains little, and Go's scheduler takes the processor of a
+/// goroutine blocked in C after 20 us and wakes another thread for it.
+/// Any thread; never fails.
+///
+/// Binding support (natsio_sys.h).
+#[no_mangle]
+pub extern "C" fn natsio_runtime_wait_spin_skipped() -> bool {
+    guard_value(false, || Ok(crate::spin::default_skipped()))
+}
+
 /// What `natsio_runtime_spin_until_set` came to.
 ///
 /// Binding support (natsio_sys.h).

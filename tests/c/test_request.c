@@ -747,17 +747,21 @@ static void *set_flag_later(void *arg) {
 /* natsio_runtime_spin_until_set, the spin a binding runs in steps on its
  * own event loop: it sees a flag another thread sets, ends at its own
  * bound when the wait spin is longer, and declines (so the caller sleeps)
- * with spinning off or a NULL flag. */
+ * with spinning off or a NULL flag. A spin the application set is never
+ * skipped for the load (natsio_runtime_wait_spin_skipped; the Go suite
+ * shows it skipped beside busy loops). */
 static void test_spin_until_set(void) {
     bool flag = false;
     NT_CHECK_INT_EQ(natsio_runtime_spin_until_set(NULL, 100), NATSIO_SPIN_DECLINED);
     natsio_runtime_set_wait_spin_us(0);
+    NT_CHECK(!natsio_runtime_wait_spin_skipped());
     NT_CHECK_INT_EQ(natsio_runtime_spin_until_set(&flag, 100), NATSIO_SPIN_DECLINED);
     __atomic_store_n(&flag, true, __ATOMIC_RELEASE);
     NT_CHECK_INT_EQ(natsio_runtime_spin_until_set(&flag, 100), NATSIO_SPIN_SET);
     __atomic_store_n(&flag, false, __ATOMIC_RELEASE);
 
     natsio_runtime_set_wait_spin_us(5000000);
+    NT_CHECK(!natsio_runtime_wait_spin_skipped());
     if (natsio_runtime_wait_spin_us() > 0) { /* more than one CPU */
         int64_t start = nt_now_ms();
         NT_CHECK_INT_EQ(natsio_runtime_spin_until_set(&flag, 50), NATSIO_SPIN_TIMED_OUT);
