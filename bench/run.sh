@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # One-command benchmark run: builds the harnesses, starts a fresh nats-server
 # with JetStream on a free loopback port, runs every scenario for every client
-# interleaved (A B C, then B C A, ...) for R repeats, collects all result lines into one
-# file and prints the median table (bench/summarize.py). Each scenario and
-# size runs in a fresh harness process, so a line's rss_peak_kb (VmHWM) is
-# that run's peak alone (obj-put/obj-get: one process per scenario, which
-# runs each measurement in a child of its own).
+# interleaved (A B C, then B C A, ...) for R repeats, collects all result
+# lines into one file and prints the median table (bench/summarize.py).
+# Each scenario and size runs in a fresh harness process, so a line's
+# rss_peak_kb (VmHWM) is that run's peak alone (obj-put/obj-get: one
+# process per scenario, which runs each measurement in a child of its own).
 #
 #   bench/run.sh [run options] [harness options]
 #
